@@ -1,0 +1,1 @@
+"""Dagster layer: wires the plain libraries (sources, quality, training, bench) to storage."""

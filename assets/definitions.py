@@ -1,0 +1,18 @@
+"""The whole pipeline as one Dagster code location: read this file for the table of contents."""
+
+import dagster as dg
+
+from assets.ingest import raw_traces
+from assets.resources import storage_from_environment
+
+main_job = dg.define_asset_job(
+    "main_job",
+    selection=dg.AssetSelection.all(),
+    description="Every stage for one domain partition: generate, ingest, curate.",
+)
+
+defs = dg.Definitions(
+    assets=[raw_traces],
+    jobs=[main_job],
+    resources={"storage": storage_from_environment()},
+)

@@ -1,0 +1,131 @@
+"""Ingest stage: native-format traces -> raw_trajectories, raw_turns, ingest_quarantine.
+
+One multi-asset writes the three tables of a domain partition in a single pass over the
+catalog's sources for that domain, then checks what it wrote (DuckDB over the Parquet files).
+"""
+
+
+from collections.abc import Iterator
+
+import dagster as dg
+
+from assets.partitions import domain_partitions
+from assets.resources import WorldtraceStorage
+from assets.table_metadata import records_table, table_metadata
+from sources import table_checks
+from sources.ingest import IngestStats
+from sources.parquet_sink import partition_path
+from sources.schema import (
+    QUARANTINE_SCHEMA,
+    TRAJECTORY_COLUMN_DOCS,
+    TRAJECTORY_SCHEMA,
+    TURN_COLUMN_DOCS,
+    TURN_SCHEMA,
+)
+from sources.tables import write_tables
+
+PROGRESS_EVERY = 1000  # trajectories between progress log lines
+
+RAW_TRAJECTORIES = dg.AssetKey("raw_trajectories")
+RAW_TURNS = dg.AssetKey("raw_turns")
+INGEST_QUARANTINE = dg.AssetKey("ingest_quarantine")
+
+ingest_checks = [
+    dg.AssetCheckSpec("schema", asset=RAW_TURNS, description="columns match the canonical schema"),
+    dg.AssetCheckSpec("unique_turn_keys", asset=RAW_TURNS,
+                      description="(trajectory_id, turn_index) is unique"),
+    dg.AssetCheckSpec("contiguous_turn_indices", asset=RAW_TURNS,
+                      description="turn_index runs 0..n-1 in every trajectory"),
+    dg.AssetCheckSpec("not_empty", asset=RAW_TURNS,
+                      description="a domain with configured sources has turns"),
+    dg.AssetCheckSpec("schema", asset=RAW_TRAJECTORIES,
+                      description="columns match the canonical schema"),
+    dg.AssetCheckSpec("turn_counts_match", asset=RAW_TRAJECTORIES,
+                      description="n_turns equals the number of turn rows"),
+    dg.AssetCheckSpec("records_reconcile", asset=INGEST_QUARANTINE,
+                      description="records read = turns kept + quarantined"),
+]
+
+
+def _check_result(key: dg.AssetKey, name: str, outcome: table_checks.CheckOutcome
+                  ) -> dg.AssetCheckResult:
+    return dg.AssetCheckResult(
+        asset_key=key, check_name=name, passed=outcome.passed,
+        description=outcome.description, metadata=outcome.figures,
+    )
+
+
+@dg.multi_asset(
+    specs=[
+        dg.AssetSpec(RAW_TRAJECTORIES, group_name="sources", deps=["generated_traces"],
+                     description="One row per trajectory: task, outcome, source, metadata."),
+        dg.AssetSpec(RAW_TURNS, group_name="sources", deps=["generated_traces"],
+                     description="One row per turn: the action and the observation it got."),
+        dg.AssetSpec(INGEST_QUARANTINE, group_name="sources", deps=["generated_traces"],
+                     description="Every file or record that could not be read, with where and why."),
+    ],
+    check_specs=ingest_checks,
+    partitions_def=domain_partitions,
+)
+def raw_traces(
+    context: dg.AssetExecutionContext, storage: WorldtraceStorage
+) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
+    """Read the catalog's sources for one domain into the canonical tables."""
+    domain = context.partition_key
+    specs = storage.sources_for(domain)
+    context.log.info(f"{domain}: {len(specs)} sources: {', '.join(s.name for s in specs)}")
+
+    def log_progress(stats: IngestStats) -> None:
+        trajectories = stats.total("trajectories")
+        if trajectories % PROGRESS_EVERY == 0:
+            context.log.info(f"{domain}: {trajectories} trajectories, {stats.total('turns')} turns")
+
+    stats = write_tables(specs, storage.data_path, domains=[domain], on_trajectory=log_progress)
+    turns, trajectories, quarantined = stats.total("turns"), stats.total("trajectories"), \
+        stats.total("quarantined")
+    context.log.info(
+        f"{domain}: read {stats.total('records_read')} records = {turns} turns kept "
+        f"+ {quarantined} quarantined; {trajectories} trajectories"
+    )
+    paths = {key: partition_path(storage.data_path, key.path[-1], domain)
+             for key in (RAW_TRAJECTORIES, RAW_TURNS, INGEST_QUARANTINE)}
+    per_source = dg.MetadataValue.md(records_table(stats.as_table()))
+    counts = {"turns": turns, "trajectories": trajectories, "quarantined": quarantined,
+              "records_read": stats.total("records_read"), "per_source": per_source}
+
+    yield dg.MaterializeResult(
+        asset_key=RAW_TRAJECTORIES,
+        metadata={**table_metadata(paths[RAW_TRAJECTORIES], TRAJECTORY_SCHEMA,
+                                   TRAJECTORY_COLUMN_DOCS,
+                                   ["trajectory_id", "source", "task", "n_turns", "outcome"]),
+                  **counts},
+    )
+    yield dg.MaterializeResult(
+        asset_key=RAW_TURNS,
+        metadata={**table_metadata(paths[RAW_TURNS], TURN_SCHEMA, TURN_COLUMN_DOCS,
+                                   ["trajectory_id", "turn_index", "action_kind", "action",
+                                    "observation"]),
+                  **counts},
+    )
+    yield dg.MaterializeResult(
+        asset_key=INGEST_QUARANTINE,
+        metadata={**table_metadata(paths[INGEST_QUARANTINE], QUARANTINE_SCHEMA), **counts},
+    )
+
+    yield _check_result(RAW_TURNS, "schema",
+                        table_checks.schema_matches(paths[RAW_TURNS], TURN_SCHEMA))
+    yield _check_result(RAW_TURNS, "unique_turn_keys",
+                        table_checks.unique_turn_keys(paths[RAW_TURNS]))
+    yield _check_result(RAW_TURNS, "contiguous_turn_indices",
+                        table_checks.contiguous_turn_indices(paths[RAW_TURNS]))
+    yield _check_result(RAW_TURNS, "not_empty",
+                        table_checks.partition_not_empty(paths[RAW_TURNS], len(specs)))
+    yield _check_result(RAW_TRAJECTORIES, "schema",
+                        table_checks.schema_matches(paths[RAW_TRAJECTORIES], TRAJECTORY_SCHEMA))
+    yield _check_result(RAW_TRAJECTORIES, "turn_counts_match",
+                        table_checks.turn_counts_match(paths[RAW_TRAJECTORIES], paths[RAW_TURNS]))
+    reconciled = table_checks.rows_reconcile(
+        paths[RAW_TURNS], paths[INGEST_QUARANTINE], turns_kept=turns, quarantined=quarantined,
+        records_read=stats.total("records_read"),
+    )
+    yield _check_result(INGEST_QUARANTINE, "records_reconcile", reconciled)

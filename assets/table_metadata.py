@@ -1,0 +1,61 @@
+"""Metadata that describes a Parquet table in the Dagster UI: row count, schema, preview."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+PREVIEW_ROWS = 5
+PREVIEW_CELL_CHARS = 80  # a preview shows the shape of the data, not whole observations
+
+
+def column_schema(schema: pa.Schema, docs: dict[str, str] | None = None) -> dg.TableSchema:
+    """A Dagster TableSchema from a pyarrow schema, with column descriptions where known."""
+    docs = docs or {}
+    return dg.TableSchema(
+        columns=[
+            dg.TableColumn(name=field.name, type=str(field.type), description=docs.get(field.name))
+            for field in schema
+        ]
+    )
+
+
+def _cell(value: Any) -> str:
+    text = "" if value is None else str(value)
+    text = text.replace("\n", "⏎").replace("|", "\\|")
+    return text if len(text) <= PREVIEW_CELL_CHARS else text[: PREVIEW_CELL_CHARS - 1] + "…"
+
+
+def markdown_preview(path: Path, columns: list[str] | None = None, rows: int = PREVIEW_ROWS) -> str:
+    """The first rows of a Parquet file as a Markdown table (reads one row group at most)."""
+    parquet = pq.ParquetFile(path)
+    if parquet.metadata.num_rows == 0:
+        return "_empty_"
+    return records_table(parquet.read_row_group(0, columns=columns).slice(0, rows).to_pylist())
+
+
+def records_table(rows: list[dict[str, Any]]) -> str:
+    """A list of dicts as a Markdown table (for per-source counts and the like)."""
+    if not rows:
+        return "_none_"
+    names = list(rows[0].keys())
+    lines = ["| " + " | ".join(names) + " |", "|" + "---|" * len(names)]
+    lines += ["| " + " | ".join(_cell(row[name]) for name in names) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def table_metadata(
+    path: Path, schema: pa.Schema, docs: dict[str, str] | None = None,
+    preview_columns: list[str] | None = None,
+) -> dict[str, Any]:
+    """Standard metadata for one written partition file."""
+    return {
+        "dagster/row_count": pq.read_metadata(path).num_rows,
+        "dagster/column_schema": column_schema(schema, docs),
+        "path": dg.MetadataValue.path(str(path)),
+        "preview": dg.MetadataValue.md(markdown_preview(path, preview_columns)),
+    }

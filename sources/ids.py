@@ -1,0 +1,34 @@
+"""Content-hash IDs: the same input gives the same ID on every run and every machine."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from sources.schema import Trajectory
+
+ID_HEX_CHARS = 16  # 64 bits: collision odds stay negligible well past 10^8 trajectories
+
+
+def stable_hash(*parts: str) -> str:
+    """SHA-256 of the parts, each length-prefixed so ("ab", "c") != ("a", "bc")."""
+    digest = hashlib.sha256()
+    for part in parts:
+        encoded = part.encode("utf-8", "surrogatepass")
+        digest.update(len(encoded).to_bytes(8, "little"))
+        digest.update(encoded)
+    return digest.hexdigest()[:ID_HEX_CHARS]
+
+
+def trajectory_content_hash(trajectory: Trajectory) -> str:
+    """Hash of what the trajectory says (task and turns), not of where it was found."""
+    turn_parts = [
+        json.dumps([t.action, t.observation, t.action_kind, t.tool_name], ensure_ascii=False)
+        for t in trajectory.turns
+    ]
+    return stable_hash(trajectory.task, *turn_parts)
+
+
+def trajectory_id(source: str, source_path: str, position: str, content_hash: str) -> str:
+    """ID of one trajectory: its content plus where it came from, so copies stay distinct rows."""
+    return stable_hash(source, source_path, position, content_hash)

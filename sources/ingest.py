@@ -1,0 +1,241 @@
+"""Ingest: walk a source, run its reader(s), and turn what they yield into canonical rows.
+
+Each step is small: `iter_inputs` lists the files and run folders of a source in a fixed order,
+`read_input` runs one reader over one input and converts any failure into quarantine, and
+`to_rows` stamps a trajectory with its source, domain and content-hash IDs. Counters are kept in
+`IngestStats` as the stream runs, so `records_read == turns_kept + quarantined` can be checked at
+the end of every run.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sources.catalog import GLOB_CHARACTERS, SourceSpec
+from sources.ids import trajectory_content_hash, trajectory_id
+from sources.reader import FormatError, Reader
+from sources.registry import UnknownFormat, detect, directory_reader, get_reader
+from sources.schema import DOMAINS, OUTCOMES, Quarantine, Trajectory
+
+
+@dataclass
+class SourceCounts:
+    """What one source produced."""
+
+    inputs: int = 0
+    trajectories: int = 0
+    turns: int = 0
+    quarantined: int = 0
+    formats: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def records_read(self) -> int:
+        """Every record a reader attempted: each became a turn or a quarantine row."""
+        return self.turns + self.quarantined
+
+
+@dataclass
+class IngestStats:
+    """Counters for one ingest run, per source."""
+
+    per_source: dict[str, SourceCounts] = field(default_factory=dict)
+    skipped_hidden: int = 0
+
+    def counts(self, source: str) -> SourceCounts:
+        return self.per_source.setdefault(source, SourceCounts())
+
+    def total(self, attribute: str) -> int:
+        return sum(getattr(counts, attribute) for counts in self.per_source.values())
+
+    def as_table(self) -> list[dict[str, Any]]:
+        """One row per source, for metadata and the CLI summary."""
+        return [
+            {
+                "source": name,
+                "inputs": counts.inputs,
+                "trajectories": counts.trajectories,
+                "turns": counts.turns,
+                "quarantined": counts.quarantined,
+                "records_read": counts.records_read,
+                "formats": ", ".join(sorted(counts.formats)),
+            }
+            for name, counts in sorted(self.per_source.items())
+        ]
+
+
+@dataclass
+class IngestedTrajectory:
+    """Canonical rows of one trajectory: its trajectory row and its turn rows."""
+
+    trajectory: dict[str, Any]
+    turns: list[dict[str, Any]]
+
+
+@dataclass
+class QuarantinedRecord:
+    """A canonical quarantine row."""
+
+    row: dict[str, Any]
+
+
+def relative_name(path: Path, root: Path) -> str:
+    """`path` relative to the source root, in POSIX form (stable across machines)."""
+    try:
+        return path.relative_to(root).as_posix() or path.name
+    except ValueError:
+        return path.as_posix()
+
+
+def iter_inputs(spec: SourceSpec, stats: IngestStats) -> Iterator[Path]:
+    """Files and run folders of a source, sorted; dotfiles are counted as skipped."""
+    if any(char in str(spec.path) for char in GLOB_CHARACTERS):
+        pattern = spec.path.relative_to(spec.root).as_posix()
+        starts = sorted(spec.root.glob(pattern))
+    else:
+        starts = [spec.path]
+    for start in starts:
+        yield from _walk(start, spec, stats)
+
+
+def _walk(path: Path, spec: SourceSpec, stats: IngestStats) -> Iterator[Path]:
+    if path.name.startswith(".") and path != spec.path:
+        stats.skipped_hidden += 1
+        return
+    if not path.is_dir():
+        yield path
+        return
+    takes_folder = spec.format == "auto" and directory_reader(path) is not None
+    if takes_folder or (spec.format != "auto" and get_reader(spec.format).reads_directories):
+        yield path
+        return
+    for child in sorted(path.iterdir()):
+        yield from _walk(child, spec, stats)
+
+
+def read_input(
+    path: Path, spec: SourceSpec, reader: Reader | None = None
+) -> Iterator[Trajectory | Quarantine]:
+    """Run one reader over one input; a failure anywhere becomes a quarantine item."""
+    try:
+        chosen = reader or (detect(path) if spec.format == "auto" else get_reader(spec.format))
+    except UnknownFormat as error:
+        yield Quarantine(str(path), "file", str(error))
+        return
+    except OSError as error:
+        yield Quarantine(str(path), "file", f"cannot read: {error}")
+        return
+    try:
+        yield from chosen.read(path)
+    except FormatError as error:
+        yield Quarantine(error.path, error.position, f"{chosen.name}: {error.reason}")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError) as error:
+        # A reader bug or an input shape nobody foresaw: keep the file's name and the reason.
+        yield Quarantine(str(path), "file", f"{chosen.name}: {type(error).__name__}: {error}")
+
+
+def _reader_name(path: Path, spec: SourceSpec) -> str:
+    if spec.format != "auto":
+        return spec.format
+    try:
+        return detect(path).name
+    except (UnknownFormat, OSError):
+        return "unknown"
+
+
+def ingest_source(
+    spec: SourceSpec, stats: IngestStats
+) -> Iterator[IngestedTrajectory | QuarantinedRecord]:
+    """Canonical rows for every trajectory of one source, quarantine rows for what fails.
+
+    The domain is the catalog's when set, else the record's own (AgentWorldBench, chat JSONL),
+    else the reader's default.
+    """
+    counts = stats.counts(spec.name)
+    if not spec.path.exists() and not any(c in str(spec.path) for c in GLOB_CHARACTERS):
+        counts.quarantined += 1
+        missing = Quarantine(str(spec.path), "path", "source path does not exist")
+        yield _quarantine_row(missing, spec, spec.domain or "unknown", "none")
+        return
+    for path in iter_inputs(spec, stats):
+        counts.inputs += 1
+        reader_name = _reader_name(path, spec)
+        reader = None if reader_name == "unknown" else get_reader(reader_name)
+        counts.formats[reader_name] += 1
+        default_domain = spec.domain or (reader.domain if reader else "unknown")
+        source_path = relative_name(path, spec.root)
+        for item in read_input(path, spec, reader):
+            if isinstance(item, Quarantine):
+                counts.quarantined += 1
+                yield _quarantine_row(item, spec, default_domain, reader_name, source_path)
+                continue
+            item_domain = spec.domain or item.metadata.get("domain") or default_domain
+            if item_domain not in DOMAINS:
+                counts.quarantined += 1
+                reason = f"domain {item_domain!r} is not one of {', '.join(DOMAINS)}"
+                bad_domain = Quarantine(str(path), item.position, reason)
+                yield _quarantine_row(bad_domain, spec, "unknown", reader_name, source_path)
+                continue
+            counts.trajectories += 1
+            counts.turns += len(item.turns)
+            yield to_rows(item, spec.name, item_domain, reader_name, source_path)
+
+
+def _quarantine_row(
+    item: Quarantine, spec: SourceSpec, domain: str, reader_name: str, source_path: str = ""
+) -> QuarantinedRecord:
+    return QuarantinedRecord(
+        {
+            "domain": domain,
+            "source": spec.name,
+            "source_format": reader_name,
+            "source_path": source_path or item.source_path,
+            "position": item.position,
+            "reason": item.reason,
+        }
+    )
+
+
+def to_rows(
+    trajectory: Trajectory, source: str, domain: str, source_format: str, source_path: str
+) -> IngestedTrajectory:
+    """Stamp a reader's trajectory with IDs and source columns."""
+    content_hash = trajectory_content_hash(trajectory)
+    traj_id = trajectory_id(source, source_path, trajectory.position, content_hash)
+    outcome = trajectory.outcome if trajectory.outcome in OUTCOMES else "unknown"
+    trajectory_row = {
+        "trajectory_id": traj_id,
+        "content_hash": content_hash,
+        "domain": domain,
+        "source": source,
+        "source_format": source_format,
+        "source_path": source_path,
+        "source_position": trajectory.position,
+        "task": trajectory.task,
+        "system_prompt": trajectory.system_prompt,
+        "n_turns": len(trajectory.turns),
+        "outcome": outcome,
+        "metadata": json.dumps(trajectory.metadata, ensure_ascii=False, sort_keys=True, default=str),
+    }
+    turn_rows = [
+        {
+            "trajectory_id": traj_id,
+            "turn_index": index,
+            "domain": domain,
+            "source": source,
+            "source_format": source_format,
+            "action": turn.action,
+            "action_kind": turn.action_kind,
+            "observation": turn.observation,
+            "observation_format": turn.observation_format,
+            "tool_name": turn.tool_name,
+            "exit_code": turn.exit_code,
+            "is_error": turn.is_error,
+        }
+        for index, turn in enumerate(trajectory.turns)
+    ]
+    return IngestedTrajectory(trajectory_row, turn_rows)

@@ -1,0 +1,116 @@
+"""Integrity checks on the canonical tables, in DuckDB; plain functions usable without Dagster.
+
+Each check returns a `CheckOutcome`: whether it passed and the numbers behind the verdict.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+DUPLICATE_TURN_KEYS_SQL = """
+SELECT count(*) AS duplicate_keys FROM (
+    SELECT trajectory_id, turn_index FROM read_parquet($path)
+    GROUP BY ALL HAVING count(*) > 1
+)
+"""
+
+# A trajectory with turns 0..n-1 has max(turn_index) = n - 1 and n distinct indices.
+TURN_INDEX_GAPS_SQL = """
+SELECT count(*) AS trajectories_with_gaps FROM (
+    SELECT trajectory_id FROM read_parquet($path)
+    GROUP BY trajectory_id
+    HAVING min(turn_index) <> 0 OR max(turn_index) + 1 <> count(DISTINCT turn_index)
+)
+"""
+
+TURN_COUNTS_MATCH_SQL = """
+SELECT count(*) AS mismatched FROM read_parquet($trajectories) AS t
+LEFT JOIN (
+    SELECT trajectory_id, count(*) AS n FROM read_parquet($turns) GROUP BY trajectory_id
+) AS c USING (trajectory_id)
+WHERE coalesce(c.n, 0) <> t.n_turns
+"""
+
+
+@dataclass
+class CheckOutcome:
+    """The verdict of one check, with the figures that explain it."""
+
+    passed: bool
+    description: str
+    figures: dict[str, Any] = field(default_factory=dict)
+
+
+def _scalar(sql: str, **params: str) -> int:
+    with duckdb.connect() as connection:
+        row = connection.execute(sql, params).fetchone()
+    return int(row[0]) if row else 0
+
+
+def schema_matches(path: Path, expected: pa.Schema) -> CheckOutcome:
+    """The file's columns and types are exactly the canonical schema's."""
+    actual = pq.read_schema(path)
+    differences = [
+        f"{field_.name}: expected {field_.type}, got "
+        f"{actual.field(field_.name).type if field_.name in actual.names else 'missing'}"
+        for field_ in expected
+        if field_.name not in actual.names or actual.field(field_.name).type != field_.type
+    ]
+    extra = [name for name in actual.names if name not in expected.names]
+    passed = not differences and not extra
+    return CheckOutcome(
+        passed, "columns and types match the canonical schema",
+        {"differences": "; ".join(differences) or "none", "extra_columns": ", ".join(extra) or "none"},
+    )
+
+
+def unique_turn_keys(turns_path: Path) -> CheckOutcome:
+    """No (trajectory_id, turn_index) pair appears twice."""
+    duplicates = _scalar(DUPLICATE_TURN_KEYS_SQL, path=str(turns_path))
+    return CheckOutcome(duplicates == 0, "(trajectory_id, turn_index) is unique",
+                        {"duplicate_keys": duplicates})
+
+
+def contiguous_turn_indices(turns_path: Path) -> CheckOutcome:
+    """Every trajectory's turns are numbered 0..n-1 with no gap."""
+    gaps = _scalar(TURN_INDEX_GAPS_SQL, path=str(turns_path))
+    return CheckOutcome(gaps == 0, "turn_index runs 0..n-1 in every trajectory",
+                        {"trajectories_with_gaps": gaps})
+
+
+def turn_counts_match(trajectories_path: Path, turns_path: Path) -> CheckOutcome:
+    """Every trajectory row's n_turns equals its number of turn rows."""
+    mismatched = _scalar(
+        TURN_COUNTS_MATCH_SQL, trajectories=str(trajectories_path), turns=str(turns_path)
+    )
+    return CheckOutcome(mismatched == 0, "n_turns equals the number of turn rows",
+                        {"mismatched_trajectories": mismatched})
+
+
+def partition_not_empty(turns_path: Path, sources_configured: int) -> CheckOutcome:
+    """A domain with configured sources must have turns."""
+    rows = pq.read_metadata(turns_path).num_rows
+    return CheckOutcome(rows > 0 or sources_configured == 0,
+                        "a domain with sources has at least one turn",
+                        {"turns": rows, "sources_configured": sources_configured})
+
+
+def rows_reconcile(
+    turns_path: Path, quarantine_path: Path, turns_kept: int, quarantined: int, records_read: int
+) -> CheckOutcome:
+    """Records read = turns kept + quarantined, and the files hold exactly those rows."""
+    turn_rows = pq.read_metadata(turns_path).num_rows
+    quarantine_rows = pq.read_metadata(quarantine_path).num_rows
+    passed = (records_read == turns_kept + quarantined and turn_rows == turns_kept
+              and quarantine_rows == quarantined)
+    return CheckOutcome(
+        passed, "records read = turns kept + quarantined, all of them in the tables",
+        {"records_read": records_read, "turns_kept": turns_kept, "quarantined": quarantined,
+         "turn_rows_in_file": turn_rows, "quarantine_rows_in_file": quarantine_rows},
+    )

@@ -1,0 +1,24 @@
+"""Shared test fixtures: where the real public traces live."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def shared_traces_dir() -> Path:
+    """../shared/traces beside the checkout, or $WORLDTRACE_TRACES."""
+    return Path(os.environ.get("WORLDTRACE_TRACES", REPO_ROOT.parent / "shared" / "traces"))
+
+
+@pytest.fixture(scope="session")
+def traces_dir() -> Path:
+    """The real public trajectories (../shared/traces); skips when they are not there."""
+    path = shared_traces_dir()
+    if not (path / "SOURCES.md").exists():
+        pytest.skip(f"real trace fixtures not found at {path} (set WORLDTRACE_TRACES)")
+    return path
