@@ -1,0 +1,263 @@
+"""ATIF (Agent Trajectory Interchange Format, Harbor): one JSON object per run.
+
+    {"schema_version": "ATIF-v1.5", "session_id": "...", "agent": {"name": "terminus-2", ...},
+     "steps": [{"step_id": 1, "source": "user", "message": "... Task Description:\\n..."},
+               {"step_id": 3, "source": "agent", "message": "Analysis: ...",
+                "tool_calls": [{"tool_call_id": "call_1_1", "function_name": "bash_command",
+                                "arguments": {"keystrokes": "printf 'Hello' > hello.txt\\n"}}],
+                "observation": {"results": [{"content": "New Terminal Output: ..."}]}}]}
+
+A turn is one tool call with the observation result that names it (`source_call_id`); results
+without ids are matched in order when they are as many as the calls, otherwise the step's calls
+and results form one turn (Terminus sends a step's keystrokes in one go and reports one screen).
+A `bash_command` call is rendered as its keystrokes, any other call as `name({json args})`. An
+agent step with an observation but no tool call ran nothing (e.g. the harness's reply to an
+unparseable response) and is counted in metadata, not made a turn. ATIF carries no outcome label,
+so the outcome is "unknown".
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+from sources.jsonio import as_text, expect, load_json
+from sources.reader import FormatError, Reader
+from sources.schema import Quarantine, Trajectory, Turn
+
+# Terminus prompts: "<instructions>Task Description:\n<task>\n\n\nCurrent terminal state:\n<screen>"
+_TERMINUS_PROMPT = re.compile(
+    r"Task Description:\n(.*?)\n+Current terminal state:\n(.*)\Z", re.DOTALL
+)
+_SUBMIT_TOOLS = frozenset({"mark_task_complete", "task_complete", "submit", "finish"})
+_PARSE_ERROR = "Previous response had parsing errors"
+_SCREEN_PREFIXES = ("New Terminal Output", "Current terminal state", "Current Terminal Screen")
+
+
+def is_parse_error(text: str) -> bool:
+    """Terminus's reply to a response it could not parse (no keystrokes were sent)."""
+    return text.lstrip().startswith(_PARSE_ERROR)
+
+
+def split_terminus_prompt(message: str) -> tuple[str, str | None]:
+    """(task, initial screen) from a Terminus first prompt; (message, None) for other prompts."""
+    match = _TERMINUS_PROMPT.search(message)
+    if not match or not match.group(1).strip():
+        return message, None
+    return match.group(1), match.group(2).rstrip("\n")
+
+
+def render_call(name: str, arguments: Any) -> str:
+    """Keystrokes for a terminal command, `name({json args})` for any other call."""
+    keystrokes = arguments.get("keystrokes") if isinstance(arguments, dict) else None
+    if name == "bash_command" and isinstance(keystrokes, str):
+        return keystrokes
+    return f"{name}({json.dumps(arguments, ensure_ascii=False)})"
+
+
+def render_calls(calls: list[tuple[str, Any]]) -> str:
+    """Several calls sent at once, in order; a newline separates parts that lack one."""
+    text = ""
+    for name, arguments in calls:
+        part = render_call(name, arguments)
+        if text and not text.endswith("\n"):
+            text += "\n"
+        text += part
+    return text
+
+
+def calls_kind(names: list[str]) -> str:
+    if names and all(name in _SUBMIT_TOOLS for name in names):
+        return "submit"
+    if any(name == "bash_command" for name in names):
+        return "shell"
+    return "tool_call"
+
+
+def observation_format(text: str) -> str:
+    return "terminal_screen" if text.lstrip().startswith(_SCREEN_PREFIXES) else "tool_result_text"
+
+
+def calls_turn(calls: list[tuple[str, Any]], observation: str, is_error: bool | None) -> Turn:
+    names = [name for name, _ in calls]
+    distinct = sorted(set(names))
+    return Turn(
+        action=render_calls(calls),
+        observation=observation,
+        action_kind=calls_kind(names),
+        observation_format=observation_format(observation),
+        tool_name=distinct[0] if len(distinct) == 1 else ",".join(distinct),
+        is_error=is_error,
+    )
+
+
+class AtifReader(Reader):
+    """ATIF trajectory: tool calls matched to observation results."""
+
+    name: ClassVar[str] = "atif"
+    domain: ClassVar[str] = "terminal"
+    description: ClassVar[str] = (
+        "ATIF: action = a step's tool call (keystrokes for bash_command, else name(args)), "
+        "observation = the observation result for that call"
+    )
+
+    def sniff(self, path: Path, head: str) -> bool:
+        text = head.lstrip()
+        if not text.startswith("{") or re.search(r"\}\r?\n\{", text):
+            return False  # not one object (a "}\n{" line break means JSONL)
+        if re.search(r'"schema_version"\s*:\s*"ATIF', text):
+            return True
+        return all(f'"{key}"' in text for key in ("schema_version", "session_id", "steps"))
+
+    def read(self, path: Path) -> Iterator[Trajectory | Quarantine]:
+        document = load_json(path)
+        if not isinstance(document, dict):
+            raise FormatError(path, "$", f"expected a JSON object, got {type(document).__name__}")
+        quarantined: list[Quarantine] = []
+        try:
+            trajectory = self._trajectory(path, document, quarantined)
+        except FormatError as error:
+            yield Quarantine(source_path=str(path), position=error.position, reason=error.reason)
+            return
+        yield from quarantined
+        yield trajectory
+
+    def _trajectory(
+        self, path: Path, document: dict[str, Any], quarantined: list[Quarantine]
+    ) -> Trajectory:
+        steps = expect(document.get("steps"), list, path, "$.steps", "steps")
+        task: str | None = None
+        system_prompt: str | None = None
+        turns: list[Turn] = []
+        metadata: dict[str, Any] = {}
+        skipped: list[dict[str, Any]] = []
+        later_user_messages = 0
+        for index, step in enumerate(steps):
+            where = f"$.steps[{index}]"
+            expect(step, dict, path, where, "step")
+            source = step.get("source")
+            if source == "system" and system_prompt is None:
+                system_prompt = as_text(step.get("message"))
+            elif source == "user" and task is None:
+                task, screen = split_terminus_prompt(as_text(step.get("message")))
+                if screen is not None:
+                    metadata["initial_terminal_state"] = screen
+            elif source == "user":
+                later_user_messages += 1
+            elif source == "agent":
+                turns.extend(self._step_turns(path, where, step, skipped, quarantined))
+            else:
+                raise FormatError(path, f"{where}.source", f"unknown step source {source!r}")
+        if task is None:
+            raise FormatError(path, "$.steps", "no user step holding the task")
+
+        if skipped:
+            metadata["steps_not_turns"] = skipped
+        if later_user_messages:
+            metadata["later_user_messages"] = later_user_messages
+        agent = document.get("agent")
+        if isinstance(agent, dict):
+            metadata["agent"] = {k: v for k, v in agent.items() if k != "tool_definitions"}
+        for key in (
+            "schema_version",
+            "session_id",
+            "notes",
+            "final_metrics",
+            "continued_trajectory_ref",
+        ):
+            if document.get(key) is not None:
+                metadata[key] = document[key]
+        return Trajectory(
+            task=task,
+            turns=turns,
+            position="$",
+            outcome="unknown",
+            system_prompt=system_prompt,
+            metadata=metadata,
+        )
+
+    def _step_turns(
+        self,
+        path: Path,
+        where: str,
+        step: dict[str, Any],
+        skipped: list[dict[str, Any]],
+        quarantined: list[Quarantine],
+    ) -> list[Turn]:
+        calls = expect(
+            step.get("tool_calls") or [], list, path, f"{where}.tool_calls", "tool_calls"
+        )
+        observation = expect(
+            step.get("observation") or {}, dict, path, f"{where}.observation", "observation"
+        )
+        results = expect(
+            observation.get("results") or [], list, path, f"{where}.observation.results", "results"
+        )
+        step_id = step.get("step_id")
+        if not calls:
+            # Nothing was executed: a plain reply, or the harness answering an unparseable one.
+            reason = "observation without tool calls" if results else "message without tool calls"
+            if any(
+                is_parse_error(as_text(r.get("content"))) for r in results if isinstance(r, dict)
+            ):
+                reason = "response could not be parsed; nothing ran"
+            skipped.append({"step_id": step_id, "reason": reason})
+            return []
+        parsed: list[tuple[str, str, Any]] = []
+        for number, call in enumerate(calls):
+            at = f"{where}.tool_calls[{number}]"
+            expect(call, dict, path, at, "tool call")
+            name = expect(
+                call.get("function_name"), str, path, f"{at}.function_name", "function_name"
+            )
+            parsed.append((str(call.get("tool_call_id")), name, call.get("arguments", {})))
+        for number, result in enumerate(results):
+            expect(result, dict, path, f"{where}.observation.results[{number}]", "result")
+
+        by_id = {call_id: (name, args) for call_id, name, args in parsed}
+        answered: dict[str, dict[str, Any]] = {}
+        loose: list[dict[str, Any]] = []
+        for number, result in enumerate(results):
+            source_id = result.get("source_call_id")
+            if source_id is None:
+                loose.append(result)
+            elif source_id in by_id and source_id not in answered:
+                answered[source_id] = result
+            else:
+                quarantined.append(
+                    Quarantine(
+                        source_path=str(path),
+                        position=f"{where}.observation.results[{number}]",
+                        reason=f"result names call {source_id!r}, not an open call of this step",
+                    )
+                )
+        waiting = [(name, args) for call_id, name, args in parsed if call_id not in answered]
+        turns = [
+            calls_turn(
+                [(name, args)], as_text(answered[call_id].get("content")), _error(answered[call_id])
+            )
+            for call_id, name, args in parsed
+            if call_id in answered
+        ]
+        if not waiting and loose:
+            skipped.append({"step_id": step_id, "reason": "result of no tool call"})
+        elif waiting and not loose:
+            skipped.append({"step_id": step_id, "reason": f"{len(waiting)} call(s) without result"})
+        elif len(loose) == len(waiting):
+            turns += [
+                calls_turn([call], as_text(result.get("content")), _error(result))
+                for call, result in zip(waiting, loose, strict=True)
+            ]
+        elif waiting:
+            # One screen for several keystroke batches (Terminus): the calls form one turn.
+            text = "\n".join(as_text(result.get("content")) for result in loose)
+            turns.append(calls_turn(waiting, text, None))
+        return turns
+
+
+def _error(result: dict[str, Any]) -> bool | None:
+    value = result.get("is_error")
+    return value if isinstance(value, bool) else None

@@ -1,0 +1,229 @@
+"""WebArena / VisualWebArena RenderHelper HTML: one page a run, accessibility trees as observations.
+
+The render helper writes the task config, then one block per step::
+
+    <pre>task_id: 16 ... intent: Compare the time for walking and driving route from ...</pre>
+    <h2>New Page</h2>
+    <h3 class='url'><a href=http://...>URL: http://...</a></h3>
+    <div class='state_obv'><pre>Tab 0 (current): OpenStreetMap\\n\\n[1] RootWebArea ...</pre><div>
+    <div class='predict_action'><div class='raw_parsed_prediction'><pre>Let's think ...</pre></div>
+      <div class='action_object'><pre>{...}</pre></div>
+      <div class='parsed_action'><pre>click [482]</pre></div></div>
+
+Pairing: the tree shown in step k is the page BEFORE action k (the helper renders the state
+together with the action chosen on it), so turn k = (parsed action k, tree of step k + 1). The
+first tree is metadata["initial_observation"]; the last action (usually `stop [answer]`) has no
+page after it and becomes metadata["final_action"] (and "final_answer" for a stop). The task is
+the config's `intent`; the model's reasoning (`raw_parsed_prediction`) is metadata, not the action.
+The page carries no evaluation score, so the outcome is "unknown". Some helper versions escape
+the tree with html.escape and some insert it raw: entities are unescaped and raw tags inside the
+tree are kept as text.
+"""
+
+from __future__ import annotations
+
+import codecs
+from collections.abc import Iterator
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+from sources.reader import FormatError, Reader
+from sources.schema import Quarantine, Trajectory, Turn
+
+CHUNK = 1 << 16
+# div class -> step field its <pre> fills
+FIELDS = {
+    "state_obv": "tree",
+    "raw_parsed_prediction": "raw_prediction",
+    "action_object": "action_object",
+    "parsed_action": "action",
+}
+# first word of a parsed action (browser_env action2str) -> shared action kind
+ACTION_KINDS = {
+    "click": "click",
+    "hover": "other",
+    "type": "type",
+    "press": "key",
+    "scroll": "scroll",
+    "goto": "navigate",
+    "go_back": "navigate",
+    "go_forward": "navigate",
+    "new_tab": "navigate",
+    "tab_focus": "navigate",
+    "page_focus": "navigate",
+    "close_tab": "navigate",
+    "stop": "submit",
+    "none": "other",
+}
+
+
+class _RenderParser(HTMLParser):
+    """Collects the config text and, per New Page, url / tree / prediction / parsed action."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.config: str | None = None
+        self.steps: list[dict[str, str]] = []
+        self._heading: list[str] | None = None
+        self._url: list[str] | None = None
+        self._field: str | None = None  # set by a known div, consumed by the next <pre>
+        self._capture: list[str] | None = None
+        self._target = ""
+        self._depth = 0  # <pre> nested inside a captured <pre> (raw, unescaped trees)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if self._capture is not None:  # a tag inside the tree text: keep it as text
+            self._depth += tag == "pre"
+            self._capture.append(self.get_starttag_text() or "")
+            return
+        css = dict(attrs).get("class") or ""
+        if tag in ("h1", "h2"):
+            self._heading = []
+        elif tag == "h3" and css == "url":
+            self._url = []
+        elif tag == "div" and css in FIELDS:
+            self._field = FIELDS[css]
+        elif tag == "pre":
+            target = self._field
+            if target is None and not self.steps and self.config is None:
+                target = "config"
+            if target is not None:
+                self._capture, self._target, self._field = [], target, None
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if self._capture is not None:
+            self._capture.append(self.get_starttag_text() or "")
+        else:
+            self.handle_starttag(tag, attrs)
+
+    def handle_endtag(self, tag: str) -> None:
+        if self._capture is not None:
+            if tag != "pre" or self._depth:
+                self._depth -= tag == "pre"
+                self._capture.append(f"</{tag}>")
+                return
+            text, self._capture = "".join(self._capture), None
+            if self._target == "config":
+                self.config = text
+            elif self.steps:
+                self.steps[-1][self._target] = text
+        elif tag in ("h1", "h2") and self._heading is not None:
+            if "".join(self._heading).strip() == "New Page":
+                self.steps.append({})
+            self._heading = None
+        elif tag == "h3" and self._url is not None:
+            if self.steps:
+                self.steps[-1]["url"] = "".join(self._url).strip().removeprefix("URL:").strip()
+            self._url = None
+
+    def handle_data(self, data: str) -> None:
+        for sink in (self._capture, self._heading, self._url):
+            if sink is not None:
+                sink.append(data)
+                return
+
+
+def parse_config(text: str) -> dict[str, str]:
+    """`key: value` lines of the helper's config block; a line without a key continues the last."""
+    config: dict[str, str] = {}
+    last = None
+    for line in text.splitlines():
+        key, sep, value = line.partition(": ")
+        if sep and key and " " not in key:
+            config[key], last = value, key
+        elif last is not None:
+            config[last] += "\n" + line
+    return config
+
+
+def action_kind(action: str) -> str:
+    verb = action.strip().split(" ", 1)[0].lower() if action.strip() else ""
+    return ACTION_KINDS.get(verb, "other")
+
+
+def _stop_answer(action: str) -> str | None:
+    """The answer of `stop [answer]`, else None."""
+    text = action.strip()
+    if not text.lower().startswith("stop"):
+        return None
+    rest = text[4:].strip()
+    if rest.startswith("[") and rest.endswith("]"):
+        return rest[1:-1]
+    return rest
+
+
+class WebArenaRenderReader(Reader):
+    """WebArena / VisualWebArena render_<task>.html -> (parsed action, next accessibility tree)."""
+
+    name = "webarena_render"
+    domain = "web"
+    description = "parsed action (click [id], type [id] [text], ...) -> accessibility tree after it"
+
+    def sniff(self, path: Path, head: str) -> bool:
+        # An HTML document (not prose that mentions the markers) with the helper's step markup.
+        if not head.lstrip().startswith("<"):
+            return False
+        return "class='state_obv'" in head or "New Page</h" in head
+
+    def read(self, path: Path) -> Iterator[Trajectory | Quarantine]:
+        parser = _RenderParser()
+        decoder = codecs.getincrementaldecoder("utf-8")()
+        offset = 0
+        with path.open("rb") as handle:  # feed in chunks: no second copy of a large page
+            while True:
+                chunk = handle.read(CHUNK)
+                try:
+                    parser.feed(decoder.decode(chunk, final=not chunk))
+                except UnicodeDecodeError as error:
+                    where = f"byte {offset + error.start}"
+                    raise FormatError(path, where, f"invalid UTF-8: {error.reason}") from None
+                if not chunk:
+                    break
+                offset += len(chunk)
+        parser.close()
+        if not parser.steps:
+            raise FormatError(path, "$", "no 'New Page' step in the render HTML")
+        yield from self._trajectory(path, parser)
+
+    def _trajectory(self, path: Path, parser: _RenderParser) -> Iterator[Trajectory | Quarantine]:
+        steps = parser.steps
+        config = parse_config(parser.config or "")
+        task = config.pop("intent", "")
+        metadata: dict[str, Any] = {"config": config} if config else {}
+        metadata["n_steps"] = len(steps)
+        metadata["urls"] = [step.get("url") for step in steps]
+        if "tree" in steps[0]:
+            metadata["initial_observation"] = steps[0]["tree"]
+        predictions = [step.get("raw_prediction") for step in steps]
+        if any(predictions):
+            metadata["raw_predictions"] = predictions
+
+        turns: list[Turn] = []
+        skipped: list[int] = []
+        for index, step in enumerate(steps[:-1]):
+            following = steps[index + 1]
+            if "action" not in step or "tree" not in following:
+                missing = "parsed action" if "action" not in step else "accessibility tree"
+                at = index + 1 if "action" not in step else index + 2
+                skipped.append(index + 1)
+                yield Quarantine(
+                    source_path=str(path), position=f"step {at}",
+                    reason=f"step {at} has no {missing}; turn {index} not formed",
+                )
+                continue
+            turns.append(Turn(action=step["action"], observation=following["tree"],
+                              action_kind=action_kind(step["action"]),
+                              observation_format="a11y_tree"))
+        if skipped:
+            metadata["quarantined_steps"] = skipped
+        last = steps[-1]
+        if "action" in last:
+            metadata["final_action"] = last["action"]
+            answer = _stop_answer(last["action"])
+            if answer is not None:
+                metadata["final_answer"] = answer
+        else:
+            metadata["truncated"] = True  # the page ends before the last step's action
+        yield Trajectory(task=task, turns=turns, position="$", outcome="unknown",
+                         metadata=metadata)

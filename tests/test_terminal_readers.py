@@ -1,0 +1,416 @@
+"""Terminal readers (ATIF, Harbor traces, terminal-bench run folders) on real and broken input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from sources.atif import AtifReader
+from sources.harbor_traces import HarborTracesReader, parse_terminus
+from sources.reader import FormatError, Reader, read_head
+from sources.schema import ACTION_KINDS, OBSERVATION_FORMATS, Quarantine, Trajectory
+from sources.tbench import TerminalBenchReader, render_keys, render_output
+
+ATIF = "terminal/atif/hello-world-invalid-json.trajectory.json"
+HARBOR = "terminal/harbor/hello-world-invalid-json.traces.json"
+TBENCH = "terminal/tbench/fix-permissions.1-of-1"
+TASK = 'Create a file called hello.txt with "Hello, world!" as the content.'
+PRINTF = "printf 'Hello, world!\\n' > hello.txt\n"
+
+OWN_FIXTURES: dict[str, tuple[Reader, set[str]]] = {
+    "atif": (AtifReader(), {ATIF}),
+    "harbor": (HarborTracesReader(), {HARBOR}),
+    "tbench": (TerminalBenchReader(), {TBENCH}),
+}
+
+
+def read_all(reader: Reader, path: Path) -> tuple[list[Trajectory], list[Quarantine]]:
+    items = list(reader.read(path))
+    trajectories = [item for item in items if isinstance(item, Trajectory)]
+    quarantined = [item for item in items if isinstance(item, Quarantine)]
+    assert len(trajectories) + len(quarantined) == len(items)
+    for trajectory in trajectories:
+        json.dumps(trajectory.metadata)
+        for turn in trajectory.turns:
+            assert turn.action_kind in ACTION_KINDS
+            assert turn.observation_format in OBSERVATION_FORMATS
+    return trajectories, quarantined
+
+
+# --- ATIF ------------------------------------------------------------------------------------
+
+
+def test_atif_tool_calls_and_the_unparsed_step(traces_dir: Path) -> None:
+    (trajectory,), quarantined = read_all(AtifReader(), traces_dir / ATIF)
+    assert quarantined == []
+    assert trajectory.task == TASK
+    assert "no job control in this shell" in trajectory.metadata["initial_terminal_state"]
+    # Step 2 printed commands inside invalid JSON: the harness ran nothing and said so.
+    assert trajectory.metadata["steps_not_turns"] == [
+        {"step_id": 2, "reason": "response could not be parsed; nothing ran"}
+    ]
+    assert len(trajectory.turns) == 3
+    first = trajectory.turns[0]
+    assert (first.action, first.action_kind, first.tool_name) == (PRINTF, "shell", "bash_command")
+    assert first.observation_format == "terminal_screen"
+    assert "root@CONTAINER_ID:/app# printf 'Hello, world!\\n' > hello.txt" in (
+        first.observation.splitlines()
+    )
+    assert [t.action for t in trajectory.turns[1:]] == ["mark_task_complete({})"] * 2
+    assert trajectory.turns[1].action_kind == "submit"
+    assert "Are you sure you want to mark the task as complete?" in trajectory.turns[1].observation
+    assert trajectory.outcome == "unknown"
+    assert trajectory.metadata["agent"]["name"] == "terminus-2"
+    assert trajectory.metadata["final_metrics"]["total_prompt_tokens"] == 2417
+
+
+def _atif(steps: object) -> dict:
+    return {
+        "schema_version": "ATIF-v1.5",
+        "session_id": "s",
+        "agent": {"name": "a"},
+        "steps": steps,
+    }
+
+
+def test_atif_matches_results_by_call_id(tmp_path: Path) -> None:
+    calls = [
+        {"tool_call_id": "a", "function_name": "read", "arguments": {"path": "x"}},
+        {"tool_call_id": "b", "function_name": "read", "arguments": {"path": "y"}},
+    ]
+    results = [
+        {"source_call_id": "b", "content": "Y"},
+        {"source_call_id": "a", "content": "X"},
+        {"source_call_id": "zzz", "content": "?"},
+    ]
+    path = tmp_path / "t.json"
+    path.write_text(
+        json.dumps(
+            _atif(
+                [
+                    {"step_id": 1, "source": "user", "message": "read both"},
+                    {
+                        "step_id": 2,
+                        "source": "agent",
+                        "message": "",
+                        "tool_calls": calls,
+                        "observation": {"results": results},
+                    },
+                ]
+            )
+        )
+    )
+    (trajectory,), quarantined = read_all(AtifReader(), path)
+    assert [(t.action, t.observation) for t in trajectory.turns] == [
+        ('read({"path": "x"})', "X"),
+        ('read({"path": "y"})', "Y"),
+    ]
+    assert trajectory.turns[0].observation_format == "tool_result_text"
+    assert [q.position for q in quarantined] == ["$.steps[1].observation.results[2]"]
+
+
+def test_atif_one_screen_for_several_keystroke_calls(tmp_path: Path) -> None:
+    calls = [
+        {
+            "tool_call_id": f"c{i}",
+            "function_name": "bash_command",
+            "arguments": {"keystrokes": keys, "duration": 0.1},
+        }
+        for i, keys in enumerate(["cd /app\n", "ls\n"])
+    ]
+    path = tmp_path / "t.json"
+    path.write_text(
+        json.dumps(
+            _atif(
+                [
+                    {"step_id": 1, "source": "user", "message": "look"},
+                    {
+                        "step_id": 2,
+                        "source": "agent",
+                        "message": "",
+                        "tool_calls": calls,
+                        "observation": {
+                            "results": [{"content": "New Terminal Output:\n$ ls\nfile"}]
+                        },
+                    },
+                ]
+            )
+        )
+    )
+    (trajectory,), _ = read_all(AtifReader(), path)
+    (turn,) = trajectory.turns
+    assert turn.action == "cd /app\nls\n"
+    assert turn.observation.endswith("file")
+
+
+def test_atif_malformed(tmp_path: Path, traces_dir: Path) -> None:
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(_atif("steps as a string")))
+    trajectories, quarantined = read_all(AtifReader(), path)
+    assert trajectories == [] and [q.position for q in quarantined] == ["$.steps"]
+
+    path.write_text(
+        json.dumps(
+            _atif(
+                [
+                    {"step_id": 1, "source": "user", "message": "x"},
+                    {"step_id": 2, "source": "agent", "tool_calls": [7]},
+                ]
+            )
+        )
+    )
+    _, quarantined = read_all(AtifReader(), path)
+    assert [q.position for q in quarantined] == ["$.steps[1].tool_calls[0]"]
+
+    raw = (traces_dir / ATIF).read_bytes()
+    path.write_bytes(raw[:3000])
+    with pytest.raises(FormatError, match="invalid JSON"):
+        list(AtifReader().read(path))
+    path.write_bytes(raw.replace(b"hello.txt", b"hello\xff.txt", 1))
+    with pytest.raises(FormatError, match="invalid UTF-8"):
+        list(AtifReader().read(path))
+
+
+# --- Harbor traces ---------------------------------------------------------------------------
+
+
+def test_harbor_rows_of_a_trial_merge(traces_dir: Path) -> None:
+    (trajectory,), quarantined = read_all(HarborTracesReader(), traces_dir / HARBOR)
+    assert quarantined == []
+    # Four episode rows, each a prefix of the next: one trajectory, at the longest row.
+    assert trajectory.position == "$[3]"
+    assert trajectory.metadata["merged_prefix_rows"] == ["$[0]", "$[1]", "$[2]"]
+    assert trajectory.metadata["episodes"] == [f"episode-{i}" for i in range(4)]
+    assert trajectory.task == TASK
+    assert trajectory.metadata["task_name"] == "hello-world"
+    assert trajectory.metadata["format_errors"] == 1
+    assert trajectory.metadata["final_response_without_observation"] == 1
+    assert [t.action for t in trajectory.turns] == [PRINTF, "mark_task_complete({})"]
+    assert trajectory.turns[0].observation.startswith(
+        "New Terminal Output:\n\nroot@CONTAINER_ID:/app# printf 'Hello, world!\\n' > hello.txt\n"
+    )
+    assert trajectory.turns[1].action_kind == "submit"
+    assert trajectory.outcome == "unknown"  # result is null in this export
+
+
+def test_harbor_and_atif_agree_on_the_same_run(traces_dir: Path) -> None:
+    (harbor,), _ = read_all(HarborTracesReader(), traces_dir / HARBOR)
+    (atif,), _ = read_all(AtifReader(), traces_dir / ATIF)
+    # Harbor stores no observation after the last reply, so it has one turn fewer.
+    assert [t.action for t in harbor.turns] == [t.action for t in atif.turns[:2]]
+    assert harbor.task == atif.task
+
+
+def _row(trial: str, conversation: object, result: object = None) -> dict:
+    return {
+        "conversations": conversation,
+        "agent": "terminus-2",
+        "task": "t",
+        "episode": "episode-0",
+        "run_id": "r",
+        "trial_name": trial,
+        "result": result,
+    }
+
+
+def test_harbor_bad_row_outcomes_and_truncation(tmp_path: Path) -> None:
+    prompt = {"role": "user", "content": "Task Description:\nSay hi\n\nCurrent terminal state:\n$"}
+    reply = {
+        "role": "assistant",
+        "content": '{"analysis": "", "plan": "", "commands": [{"keystrokes": "echo hi\\n"}]}',
+    }
+    screen = {"role": "user", "content": "New Terminal Output:\n$ echo hi\nhi"}
+    rows = [
+        _row("a", [prompt, reply, screen], "1.0"),
+        _row("b", "not a list"),
+        _row("c", [prompt, reply, screen], "0.0"),
+        _row("d", [prompt], "AgentTimeoutError"),
+    ]
+    path = tmp_path / "x.traces.json"
+    path.write_text(json.dumps(rows))
+    trajectories, quarantined = read_all(HarborTracesReader(), path)
+    assert [q.position for q in quarantined] == ["$[1]"]
+    assert [(t.position, t.outcome) for t in trajectories] == [
+        ("$[0]", "success"),
+        ("$[2]", "failure"),
+        ("$[3]", "unknown"),
+    ]
+    assert trajectories[0].task == "Say hi"
+    assert [(t.action, t.observation) for t in trajectories[0].turns] == [
+        ("echo hi\n", "New Terminal Output:\n$ echo hi\nhi")
+    ]
+
+    raw = path.read_bytes()
+    path.write_bytes(raw[: raw.index(b'"trial_name": "c"') + 5])
+    stream = HarborTracesReader().read(path)
+    items = [next(stream), next(stream)]
+    with pytest.raises(FormatError, match="invalid JSON"):
+        next(stream)
+    assert [getattr(item, "position", None) for item in items] == ["$[1]", "$[0]"]
+    assert items[1].metadata["file_breaks_after_this_row"] is True
+
+    path.write_bytes(raw.replace(b"echo hi", b"echo \xff", 1))
+    with pytest.raises(FormatError):
+        list(HarborTracesReader().read(path))
+
+
+def test_parse_terminus_formats() -> None:
+    assert parse_terminus(
+        '<think>{"commands": []}</think>{"commands": [], "task_complete": true}'
+    ) == [("mark_task_complete", {})]
+    xml = '<response><commands><keystrokes duration="1">ls\n</keystrokes></commands></response>'
+    assert parse_terminus(xml) == [("bash_command", {"keystrokes": "ls\n"})]
+    tool = (
+        '<tool_call>\n{"name": "bash_command", "arguments": {"keystrokes": "pwd\\n"}}\n</tool_call>'
+    )
+    assert parse_terminus(tool) == [("bash_command", {"keystrokes": "pwd\n"})]
+    assert parse_terminus("I will just think.") is None
+
+
+# --- terminal-bench --------------------------------------------------------------------------
+
+
+def test_tbench_run_folder(traces_dir: Path) -> None:
+    (trajectory,), quarantined = read_all(TerminalBenchReader(), traces_dir / TBENCH)
+    assert quarantined == []
+    assert trajectory.position == "folder"
+    assert trajectory.task.startswith("A script called 'process_data.sh' in the current directory")
+    assert trajectory.outcome == "unknown"  # is_resolved is null: the test output did not parse
+    assert trajectory.metadata["failure_mode"] == "parse_error"
+    assert trajectory.metadata["initial_screen"] == "root@b6bcdae891c6:/app#"
+    actions = [t.action for t in trajectory.turns]
+    assert actions[:3] == [
+        "clear\n",
+        "source /installed-agent/setup-env.sh; tmux wait -S done\n",
+        "source /installed-agent/install-agent.sh && echo 'INSTALL_SUCCESS'; tmux wait -S done\n",
+    ]
+    assert actions[3].startswith("mini -m anthropic/claude-sonnet-4-0 -t 'A script called")
+    assert actions[4] == "C-d"
+    assert [t.action_kind for t in trajectory.turns] == ["shell"] * 4 + ["key"]
+    # `clear` wiped the echo: the screen shows only the new prompt.
+    assert trajectory.turns[0].observation == "root@b6bcdae891c6:/app#"
+    assert trajectory.turns[3].observation.splitlines()[1:] == [
+        "bash: mini: command not found",
+        "root@b6bcdae891c6:/app#",
+    ]
+    install = trajectory.turns[2].observation
+    lines = install.splitlines()
+    assert "Fetched 32.0 MB in 45s (718 kB/s)" in lines  # progress lines overwritten by \r
+    assert lines[-3:] == ["INSTALL_SUCCESS", "INSTALL_SUCCESS", "root@b6bcdae891c6:/app#"]
+    for turn in trajectory.turns:
+        assert "\x1b" not in turn.observation and "\r" not in turn.observation
+        assert turn.observation_format == "terminal_screen"
+
+
+def _copy_run(
+    source: Path, target: Path, results: dict | None = None, cast_lines: list[bytes] | None = None
+) -> Path:
+    (target / "sessions").mkdir(parents=True)
+    original = json.loads((source / "results.json").read_text())
+    (target / "results.json").write_text(json.dumps({**original, **(results or {})}))
+    cast = (source / "sessions" / "agent.cast").read_bytes().splitlines(keepends=True)
+    (target / "sessions" / "agent.cast").write_bytes(b"".join(cast_lines or cast))
+    return target
+
+
+def test_tbench_outcome_from_is_resolved(tmp_path: Path, traces_dir: Path) -> None:
+    for value, outcome in ((True, "success"), (False, "failure")):
+        run = _copy_run(traces_dir / TBENCH, tmp_path / str(value), {"is_resolved": value})
+        (trajectory,), _ = read_all(TerminalBenchReader(), run)
+        assert trajectory.outcome == outcome
+
+
+def test_tbench_malformed_cast_lines(tmp_path: Path, traces_dir: Path) -> None:
+    cast = (traces_dir / TBENCH / "sessions" / "agent.cast").read_bytes().splitlines(keepends=True)
+    broken = (
+        cast[:4]
+        + [b'[1.0, "o", "unterminated\n', b'[1.1, "o", "\xff\xfe"]\n', b'{"not": "an event"}\n']
+        + cast[4:]
+    )
+    run = _copy_run(traces_dir / TBENCH, tmp_path / "run", cast_lines=broken)
+    (trajectory,), quarantined = read_all(TerminalBenchReader(), run)
+    assert [q.position.split(" column")[0].split(" byte")[0] for q in quarantined] == [
+        "sessions/agent.cast line 5",
+        "sessions/agent.cast line 6",
+        "sessions/agent.cast line 7",
+    ]
+    assert len(trajectory.turns) == 5  # the rest of the recording is still read
+
+    bad_header = _copy_run(
+        traces_dir / TBENCH, tmp_path / "header", cast_lines=[b'{"version": 1}\n'] + cast[1:]
+    )
+    with pytest.raises(FormatError, match="asciinema v2 header"):
+        list(TerminalBenchReader().read(bad_header))
+
+    bad_results = _copy_run(traces_dir / TBENCH, tmp_path / "results")
+    (bad_results / "results.json").write_text('{"instruction": "x", ')
+    with pytest.raises(FormatError, match="invalid JSON"):
+        list(TerminalBenchReader().read(bad_results))
+
+    no_task = _copy_run(traces_dir / TBENCH, tmp_path / "notask", {"instruction": 5})
+    trajectories, quarantined = read_all(TerminalBenchReader(), no_task)
+    assert trajectories == [] and "instruction" in quarantined[0].position
+
+
+def _cast(tmp_path: Path, events: list[list]) -> Path:
+    run = tmp_path / "synthetic"
+    (run / "sessions").mkdir(parents=True)
+    (run / "results.json").write_text(json.dumps({"instruction": "type", "is_resolved": True}))
+    lines = [json.dumps({"version": 2, "width": 80, "height": 24})]
+    lines += [json.dumps(event) for event in events]
+    (run / "sessions" / "agent.cast").write_text("\n".join(lines) + "\n")
+    return run
+
+
+def test_tbench_key_by_key_typing_is_one_action(tmp_path: Path) -> None:
+    run = _cast(
+        tmp_path,
+        [
+            [0.0, "o", "$ "],
+            [0.1, "i", "l"],
+            [0.2, "o", "l"],
+            [0.3, "i", "s"],
+            [0.4, "o", "s"],
+            [0.5, "i", "\r"],
+            [0.6, "o", "\r\nfile.txt\r\n$ "],
+            [1.0, "i", "less file.txt\r"],
+            [1.1, "o", "\x1b[?1049h\x1b[Hhello\r\n:"],
+            [2.0, "i", "q"],
+            [2.1, "o", "\x1b[?1049l\r$ "],
+        ],
+    )
+    (trajectory,), _ = read_all(TerminalBenchReader(), run)
+    assert [t.action for t in trajectory.turns] == ["ls\n", "less file.txt\n", "q"]
+    assert trajectory.turns[0].observation == "ls\nfile.txt\n$"
+    assert trajectory.outcome == "success"
+
+
+def test_screen_rendering() -> None:
+    assert render_output("abc\rX") == "Xbc"
+    assert render_output("\x1b[1;31mred\x1b[0m text") == "red text"
+    assert render_output("\x1b]0;title\x07hi") == "hi"
+    assert render_output("10%\r\x1b[Kdone\r\n") == "done"
+    assert render_output("old\r\n\x1b[H\x1b[Jnew") == "new"
+    assert render_output("ab\bc") == "ac"
+    assert render_output("\x1b[?2004hroot# ") == "root#"
+    assert render_keys("\x1b[200~ls -la\x1b[201~\r") == "ls -la\n"
+    assert render_keys("\x03") == "C-c"
+    assert render_keys("vim x\r\x1b:wq\r") == "vim x\nEscape :wq\n"
+
+
+# --- sniffing --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", sorted(OWN_FIXTURES))
+def test_sniff_claims_own_fixtures_only(key: str, traces_dir: Path) -> None:
+    reader, own = OWN_FIXTURES[key]
+    claimed = set()
+    checked = 0
+    for path in sorted(traces_dir.rglob("*")):
+        checked += 1
+        if reader.sniff(path, read_head(path)):
+            claimed.add(path.relative_to(traces_dir).as_posix())
+    assert checked > 20
+    assert claimed == own
