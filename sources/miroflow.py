@@ -1,0 +1,247 @@
+"""MiroFlow task results and task logs: MCP tool calls written as XML inside assistant text.
+
+    {"message_history": [
+       {"role": "system", "content": [{"type": "text", "text": "In this environment you ..."}]},
+       {"role": "user", "content": "Is Spain oa country of Europe?\\n\\nYour task is to ..."},
+       {"role": "assistant", "content": "Plan: ...\\n<use_mcp_tool>\\n<server_name>tool-searching
+          </server_name>\\n<tool_name>google_search</tool_name>\\n<arguments>\\n{\\n  \\"q\\":
+          \\"Is Spain in Europe? ...\\", ...}\\n</arguments>\\n</use_mcp_tool>"},
+       {"role": "user", "content": [{"type": "text",
+          "text": "{\\n  \\"searchParameters\\": {...},\\n  \\"organic\\": [...]}"}]},
+       ...], "summary": "Final report: ...", "final_boxed_answer": "Yes"}
+
+Action = the `<use_mcp_tool>` block exactly as the agent wrote it (server, tool and JSON
+arguments); observation = the next user message, which MiroFlow fills with the tool result.
+observation_format is "search_results" when that result is search-engine JSON (`organic`,
+`searchParameters`, `knowledgeGraph`) or comes from a search tool, "page_text" for scraped pages
+and other tool text, "text" for MiroFlow's own "Tool call to X on Y failed." errors (is_error
+True; otherwise None, since tools report failures only in free text). action_kind is "search"
+for tools named *search*, "open" for scrape/fetch/browse/page tools, else "tool_call".
+
+MiroFlow runs all blocks of one assistant message and joins their results into one user
+message, so an assistant message with several blocks is one turn (blocks joined by a blank line,
+tool names comma-joined). The final assistant message (no tool call) is metadata["final_response"],
+other user messages that answer no call (MiroFlow's closing "summarize" instruction) are
+metadata["user_followups"], and turns whose result MiroFlow replaced by its "Tool result is
+omitted" placeholder are listed in metadata["omitted_observation_turns"] (and those MiroFlow cut
+at its length limit, ending "... [Result truncated]", in "truncated_observation_turns").
+
+Both layouts are read:
+  * the task result (the fixture): top-level `message_history`, `summary`, `final_boxed_answer`
+    -> one trajectory at "$";
+  * the full task log: `main_agent_message_history` {system_prompt, message_history} and
+    `sub_agent_message_history_sessions` {session id: {...}} -> one trajectory for the main agent
+    ("$.main_agent_message_history") and one per sub-agent session
+    ("$.sub_agent_message_history_sessions.<id>"), linked through metadata (agent, session_id,
+    parent_position). A sub-agent is its own episode with its own task (the subtask it was given);
+    in the main agent it shows up as one tool call whose observation is the sub-agent's answer.
+outcome comes from `judge_result` (CORRECT -> success, INCORRECT / NOT_ATTEMPTED -> failure)
+where present; the task result carries no verdict, so it is "unknown".
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+from sources.jsonio import as_text, load_json
+from sources.reader import Reader
+from sources.schema import Quarantine, Trajectory, Turn
+
+_BLOCK = re.compile(
+    r"<use_mcp_tool>\s*<server_name>(.*?)</server_name>\s*<tool_name>(.*?)</tool_name>\s*"
+    r"<arguments>(.*?)</arguments>\s*</use_mcp_tool>",
+    re.DOTALL,
+)
+_FAILED = re.compile(r"^Tool call to \S+ on \S+ failed\.")
+OMITTED_PREFIX = "Tool result is omitted"  # MiroFlow's placeholder when old results are dropped
+TRUNCATED_SUFFIX = "... [Result truncated]"  # MiroFlow cuts results at TOOL_RESULT_MAX_LENGTH
+SEARCH_KEYS = ("organic", "searchParameters", "knowledgeGraph")
+OPEN_WORDS = ("scrape", "fetch", "browse", "page", "visit", "read")
+JUDGE_OUTCOMES = {"CORRECT": "success", "INCORRECT": "failure", "NOT_ATTEMPTED": "failure"}
+HISTORY_KEYS = ("message_history", "main_agent_message_history",
+                "sub_agent_message_history_sessions", "step_logs")
+
+
+def _action_kind(server: str, tool: str) -> str:
+    if server.startswith("agent-"):
+        return "tool_call"  # a sub-agent call, whatever its tool is named
+    lowered = tool.lower()
+    if "search" in lowered:
+        return "search"
+    if any(word in lowered for word in OPEN_WORDS):
+        return "open"
+    return "tool_call"
+
+
+def _observation_format(text: str, servers: list[str], tools: list[str]) -> str:
+    stripped = text.lstrip()
+    if stripped.startswith("{"):
+        try:
+            value = json.loads(stripped)
+        except ValueError:
+            value = None
+        if isinstance(value, dict) and any(key in value for key in SEARCH_KEYS):
+            return "search_results"
+    if any(s.startswith("agent-") for s in servers):
+        return "text"
+    if all("search" in tool.lower() for tool in tools):
+        return "search_results"
+    return "page_text"
+
+
+class MiroFlowReader(Reader):
+    """MiroFlow task results / logs: one turn per assistant message with `<use_mcp_tool>`."""
+
+    name: ClassVar[str] = "miroflow"
+    domain: ClassVar[str] = "search"
+    description: ClassVar[str] = (
+        "action = the `<use_mcp_tool>` block(s) of an assistant message; observation = the next "
+        "user message (search JSON -> search_results, scraped page -> page_text)"
+    )
+
+    def sniff(self, path: Path, head: str) -> bool:
+        has_history = '"message_history"' in head or '"main_agent_message_history"' in head
+        return has_history and "use_mcp_tool" in head
+
+    def read(self, path: Path) -> Iterator[Trajectory | Quarantine]:
+        source = str(path)
+        document = load_json(path)
+        if not isinstance(document, dict):
+            yield Quarantine(source, "$", f"expected an object, got {type(document).__name__}")
+            return
+        metadata = {k: v for k, v in document.items() if k not in HISTORY_KEYS}
+        outcome = JUDGE_OUTCOMES.get(str(document.get("judge_result", "")).strip().upper(),
+                                     "unknown")
+        if "message_history" in document:
+            yield from self._history(source, "$", document["message_history"], None, outcome,
+                                     metadata)
+            return
+        if "main_agent_message_history" not in document:
+            yield Quarantine(source, "$", "no message_history or main_agent_message_history")
+            return
+        main_position = "$.main_agent_message_history"
+        sessions = document.get("sub_agent_message_history_sessions") or {}
+        if not isinstance(sessions, dict):
+            yield Quarantine(source, "$.sub_agent_message_history_sessions",
+                             f"must be object, got {type(sessions).__name__}")
+            sessions = {}
+        main = document["main_agent_message_history"]
+        if not isinstance(main, dict):
+            yield Quarantine(source, main_position, f"must be object, got {type(main).__name__}")
+        else:
+            main_meta = dict(metadata, agent="main", sub_agent_sessions=list(sessions))
+            yield from self._history(source, main_position, main.get("message_history"),
+                                     main.get("system_prompt"), outcome, main_meta)
+        for session_id, session in sessions.items():
+            position = f"$.sub_agent_message_history_sessions.{session_id}"
+            if not isinstance(session, dict):
+                yield Quarantine(source, position, f"must be object, got {type(session).__name__}")
+                continue
+            sub_meta = {"agent": "sub", "session_id": session_id, "parent_position": main_position}
+            for key in ("task_id",):
+                if key in document:
+                    sub_meta[key] = document[key]
+            yield from self._history(source, position, session.get("message_history"),
+                                     session.get("system_prompt"), "unknown", sub_meta)
+
+    def _history(self, source: str, position: str, history: Any, system_prompt: Any,
+                 outcome: str, metadata: dict[str, Any]) -> Iterator[Trajectory | Quarantine]:
+        """One message history -> one Trajectory (plus quarantines for broken steps)."""
+        if not isinstance(history, list):
+            yield Quarantine(source, f"{position}.message_history",
+                             f"must be list, got {type(history).__name__}")
+            return
+        system_parts = [as_text(system_prompt)] if isinstance(system_prompt, str) else []
+        task: str | None = None
+        turns: list[Turn] = []
+        problems: list[tuple[str, str]] = []
+        omitted: list[int] = []
+        truncated: list[int] = []
+        final_response: str | None = None
+        n_text_only = 0
+        followups: list[str] = []
+        index = 0
+        while index < len(history):
+            message = history[index]
+            where = f"{position}.message_history[{index}]"
+            if not isinstance(message, dict) or not isinstance(message.get("role"), str):
+                problems.append((where, "message must be an object with a role"))
+                index += 1
+                continue
+            role, text = message["role"], as_text(message.get("content"))
+            if role == "system":
+                system_parts.append(text)
+            elif role == "user":
+                if task is None:
+                    task = text
+                else:
+                    followups.append(text)  # e.g. MiroFlow's closing "summarize" instruction
+            elif role == "assistant":
+                blocks = list(_BLOCK.finditer(text))
+                if not blocks:
+                    if "<use_mcp_tool>" in text:
+                        reason = "unparsable <use_mcp_tool> block (dropped with its tool result)"
+                        problems.append((where, reason))
+                        index += self._skip_answer(history, index)
+                    elif index == len(history) - 1:
+                        final_response = text
+                    else:
+                        n_text_only += 1  # talk without a call: the agent's thought
+                    index += 1
+                    continue
+                answer = history[index + 1] if index + 1 < len(history) else None
+                if not (isinstance(answer, dict) and answer.get("role") == "user"):
+                    problems.append((where, "tool call has no tool result message after it"))
+                    index += 1
+                    continue
+                servers = [block.group(1).strip() for block in blocks]
+                tools = [block.group(2).strip() for block in blocks]
+                observation = as_text(answer.get("content"))
+                failed = bool(_FAILED.match(observation))
+                if observation.startswith(OMITTED_PREFIX):
+                    omitted.append(len(turns))
+                if observation.endswith(TRUNCATED_SUFFIX):
+                    truncated.append(len(turns))
+                turns.append(Turn(
+                    action="\n\n".join(block.group(0) for block in blocks),
+                    observation=observation,
+                    action_kind=_action_kind(servers[0], tools[0]) if len(blocks) == 1
+                    else "tool_call",
+                    observation_format="text" if failed
+                    else _observation_format(observation, servers, tools),
+                    tool_name=",".join(dict.fromkeys(tools)),
+                    is_error=True if failed else None,
+                ))
+                index += 2
+                continue
+            else:
+                problems.append((where, f"unknown role {role!r}"))
+            index += 1
+        metadata = dict(metadata)
+        if final_response is not None:
+            metadata["final_response"] = final_response
+        if n_text_only:
+            metadata["n_assistant_text_only"] = n_text_only
+        if followups:
+            metadata["user_followups"] = followups
+        if omitted:
+            metadata["omitted_observation_turns"] = omitted
+        if truncated:
+            metadata["truncated_observation_turns"] = truncated
+        if problems:
+            metadata["n_quarantined_messages"] = len(problems)
+        yield Trajectory(task=task or "", turns=turns, position=position, outcome=outcome,
+                         system_prompt="\n\n".join(system_parts) if system_parts else None,
+                         metadata=metadata)
+        for where, reason in problems:
+            yield Quarantine(source, where, reason)
+
+    @staticmethod
+    def _skip_answer(history: list, index: int) -> int:
+        """1 when the message after a broken call is its (now unusable) user answer, else 0."""
+        following = history[index + 1] if index + 1 < len(history) else None
+        return 1 if isinstance(following, dict) and following.get("role") == "user" else 0
