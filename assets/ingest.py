@@ -2,6 +2,8 @@
 
 One multi-asset writes the three tables of a domain partition in a single pass over the
 catalog's sources for that domain, then checks what it wrote (DuckDB over the Parquet files).
+The three files are always rewritten together, so their trajectory IDs agree; selecting one of
+them (`--select raw_turns`) records a materialization and checks for the selected ones only.
 """
 
 
@@ -62,10 +64,11 @@ def _check_result(key: dg.AssetKey, name: str, outcome: table_checks.CheckOutcom
         dg.AssetSpec(RAW_TURNS, group_name="sources", deps=["generated_traces"],
                      description="One row per turn: the action and the observation it got."),
         dg.AssetSpec(INGEST_QUARANTINE, group_name="sources", deps=["generated_traces"],
-                     description="Every file or record that could not be read, with where and why."),
+                     description="Every file or record that could not be read, where and why."),
     ],
     check_specs=ingest_checks,
     partitions_def=domain_partitions,
+    can_subset=True,
 )
 def raw_traces(
     context: dg.AssetExecutionContext, storage: WorldtraceStorage
@@ -93,39 +96,37 @@ def raw_traces(
     counts = {"turns": turns, "trajectories": trajectories, "quarantined": quarantined,
               "records_read": stats.total("records_read"), "per_source": per_source}
 
-    yield dg.MaterializeResult(
-        asset_key=RAW_TRAJECTORIES,
-        metadata={**table_metadata(paths[RAW_TRAJECTORIES], TRAJECTORY_SCHEMA,
-                                   TRAJECTORY_COLUMN_DOCS,
-                                   ["trajectory_id", "source", "task", "n_turns", "outcome"]),
-                  **counts},
-    )
-    yield dg.MaterializeResult(
-        asset_key=RAW_TURNS,
-        metadata={**table_metadata(paths[RAW_TURNS], TURN_SCHEMA, TURN_COLUMN_DOCS,
-                                   ["trajectory_id", "turn_index", "action_kind", "action",
-                                    "observation"]),
-                  **counts},
-    )
-    yield dg.MaterializeResult(
-        asset_key=INGEST_QUARANTINE,
-        metadata={**table_metadata(paths[INGEST_QUARANTINE], QUARANTINE_SCHEMA), **counts},
-    )
+    previews = {
+        RAW_TRAJECTORIES: (TRAJECTORY_SCHEMA, TRAJECTORY_COLUMN_DOCS,
+                           ["trajectory_id", "source", "task", "n_turns", "outcome"]),
+        RAW_TURNS: (TURN_SCHEMA, TURN_COLUMN_DOCS,
+                    ["trajectory_id", "turn_index", "action_kind", "action", "observation"]),
+        INGEST_QUARANTINE: (QUARANTINE_SCHEMA, None, None),
+    }
+    for key, (schema, docs, columns) in previews.items():
+        if key in context.selected_asset_keys:
+            yield dg.MaterializeResult(
+                asset_key=key,
+                metadata={**table_metadata(paths[key], schema, docs, columns), **counts},
+            )
 
-    yield _check_result(RAW_TURNS, "schema",
-                        table_checks.schema_matches(paths[RAW_TURNS], TURN_SCHEMA))
-    yield _check_result(RAW_TURNS, "unique_turn_keys",
-                        table_checks.unique_turn_keys(paths[RAW_TURNS]))
-    yield _check_result(RAW_TURNS, "contiguous_turn_indices",
-                        table_checks.contiguous_turn_indices(paths[RAW_TURNS]))
-    yield _check_result(RAW_TURNS, "not_empty",
-                        table_checks.partition_not_empty(paths[RAW_TURNS], len(specs)))
-    yield _check_result(RAW_TRAJECTORIES, "schema",
-                        table_checks.schema_matches(paths[RAW_TRAJECTORIES], TRAJECTORY_SCHEMA))
-    yield _check_result(RAW_TRAJECTORIES, "turn_counts_match",
-                        table_checks.turn_counts_match(paths[RAW_TRAJECTORIES], paths[RAW_TURNS]))
-    reconciled = table_checks.rows_reconcile(
-        paths[RAW_TURNS], paths[INGEST_QUARANTINE], turns_kept=turns, quarantined=quarantined,
-        records_read=stats.total("records_read"),
-    )
-    yield _check_result(INGEST_QUARANTINE, "records_reconcile", reconciled)
+    checks = {
+        (RAW_TURNS, "schema"): lambda: table_checks.schema_matches(paths[RAW_TURNS], TURN_SCHEMA),
+        (RAW_TURNS, "unique_turn_keys"): lambda: table_checks.unique_turn_keys(paths[RAW_TURNS]),
+        (RAW_TURNS, "contiguous_turn_indices"):
+            lambda: table_checks.contiguous_turn_indices(paths[RAW_TURNS]),
+        (RAW_TURNS, "not_empty"):
+            lambda: table_checks.partition_not_empty(paths[RAW_TURNS], len(specs)),
+        (RAW_TRAJECTORIES, "schema"):
+            lambda: table_checks.schema_matches(paths[RAW_TRAJECTORIES], TRAJECTORY_SCHEMA),
+        (RAW_TRAJECTORIES, "turn_counts_match"):
+            lambda: table_checks.turn_counts_match(paths[RAW_TRAJECTORIES], paths[RAW_TURNS]),
+        (INGEST_QUARANTINE, "records_reconcile"): lambda: table_checks.rows_reconcile(
+            paths[RAW_TURNS], paths[INGEST_QUARANTINE], turns_kept=turns,
+            quarantined=quarantined, records_read=stats.total("records_read"),
+        ),
+    }
+    selected_checks = {(key.asset_key, key.name) for key in context.selected_asset_check_keys}
+    for (key, name), run_check in checks.items():
+        if (key, name) in selected_checks:
+            yield _check_result(key, name, run_check())

@@ -219,7 +219,9 @@ def to_rows(
         "system_prompt": trajectory.system_prompt,
         "n_turns": len(trajectory.turns),
         "outcome": outcome,
-        "metadata": json.dumps(trajectory.metadata, ensure_ascii=False, sort_keys=True, default=str),
+        "metadata": json.dumps(
+            trajectory.metadata, ensure_ascii=False, sort_keys=True, default=str
+        ),
     }
     turn_rows = [
         {

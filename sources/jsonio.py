@@ -65,7 +65,7 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, Any | FormatError]]:
 
 
 def as_text(value: Any) -> str:
-    """Render a content field as text: strings as-is, OpenAI content-part lists joined, else JSON."""
+    """A content field as text: strings as-is, OpenAI content-part lists joined, else JSON."""
     if value is None:
         return ""
     if isinstance(value, str):

@@ -67,7 +67,7 @@ def get_reader(name: str) -> Reader:
 
 
 def detect(path: Path) -> Reader:
-    """The first reader (in detection order) whose sniff() claims `path` (a file or a run folder)."""
+    """The first reader (in detection order) whose sniff() claims `path` (file or run folder)."""
     readers = all_readers()
     head = read_head(path)
     is_folder = path.is_dir()

@@ -1,4 +1,4 @@
-"""The canonical trace schema: one row per trajectory, one row per turn, one row per quarantined record.
+"""The canonical trace schema: a row per trajectory, a row per turn, a row per quarantined record.
 
 Every reader in `sources/` produces `Trajectory` objects (with their `Turn`s) or `Quarantine`
 records; `sources.ingest` stamps them with source, domain and content-hash IDs and turns them

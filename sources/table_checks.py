@@ -66,7 +66,8 @@ def schema_matches(path: Path, expected: pa.Schema) -> CheckOutcome:
     passed = not differences and not extra
     return CheckOutcome(
         passed, "columns and types match the canonical schema",
-        {"differences": "; ".join(differences) or "none", "extra_columns": ", ".join(extra) or "none"},
+        {"differences": "; ".join(differences) or "none",
+         "extra_columns": ", ".join(extra) or "none"},
     )
 
 

@@ -1,4 +1,4 @@
-"""The ingest layer end to end: catalog -> readers -> canonical Parquet, on real fixtures and bad input."""
+"""The ingest layer end to end: catalog -> readers -> Parquet, on real fixtures and bad input."""
 
 from __future__ import annotations
 
@@ -86,7 +86,8 @@ def test_bad_files_are_quarantined_and_the_rest_is_ingested(
     text = good.read_text()
     (folder / "b_truncated.traj").write_text(text[: len(text) // 2])
     (folder / "c_unknown.txt").write_text("hello, this is not a trace\n")
-    (folder / "d_invalid_utf8.traj").write_bytes(text.encode()[:200] + b"\xff\xfe" + text.encode()[200:])
+    raw = text.encode()
+    (folder / "d_invalid_utf8.traj").write_bytes(raw[:200] + b"\xff\xfe" + raw[200:])
     # a 50 MB single line of one JSON string: parses, but is no trajectory format
     (folder / "e_huge_line.json").write_text(json.dumps("x" * 50_000_000))
     out = tmp_path / "out"
