@@ -2,6 +2,7 @@
 
 import dagster as dg
 
+from assets.factory import generated_traces
 from assets.ingest import raw_traces
 from assets.resources import storage_from_environment
 
@@ -12,7 +13,7 @@ main_job = dg.define_asset_job(
 )
 
 defs = dg.Definitions(
-    assets=[raw_traces],
+    assets=[generated_traces, raw_traces],
     jobs=[main_job],
     resources={"storage": storage_from_environment()},
 )

@@ -255,6 +255,12 @@ class AtifReader(Reader):
             # One screen for several keystroke batches (Terminus): the calls form one turn.
             text = "\n".join(as_text(result.get("content")) for result in loose)
             turns.append(calls_turn(waiting, text, None))
+        extra = step.get("extra")
+        exit_code = extra.get("exit_code") if isinstance(extra, dict) else None
+        if len(turns) == 1 and isinstance(exit_code, int) and not isinstance(exit_code, bool):
+            # ATIF has no standard exit-code field; a step's `extra.exit_code` (as our terminal
+            # collector writes it) is used when the step ran exactly one command.
+            turns[0].exit_code = exit_code
         return turns
 
 

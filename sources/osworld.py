@@ -90,8 +90,13 @@ class OsWorldReader(Reader):
     name = "osworld_traj"
     domain = "os"
     description = "pyautogui code / DONE / FAIL -> a11y tree if recorded, else screenshot + info"
+    # An OSWorld result folder (traj.jsonl, result.txt, screenshots) is read as one unit, so
+    # its screenshots and score file are not mistaken for unreadable inputs.
+    reads_directories = True
 
     def sniff(self, path: Path, head: str) -> bool:
+        if path.is_dir():
+            return (path / "traj.jsonl").is_file()
         first = head.lstrip().split("\n", 1)[0]
         if not first.startswith("{"):
             return False
@@ -101,6 +106,8 @@ class OsWorldReader(Reader):
         return path.name == "traj.jsonl" and '"Error"' in first
 
     def read(self, path: Path) -> Iterator[Trajectory | Quarantine]:
+        if path.is_dir():
+            path = path / "traj.jsonl"
         turns: list[Turn] = []
         responses: list[Any] = []
         timestamps: list[Any] = []

@@ -444,7 +444,8 @@ def test_osworld_empty_file(tmp_path: Path) -> None:
 OWN = {
     "androidworld": (AndroidWorldReader(), {ANDROID_EPISODE, ANDROID_DEMO}),
     "webarena_render": (WebArenaRenderReader(), {WEBARENA}),
-    "osworld_traj": (OsWorldReader(), {OSWORLD}),
+    # the result folder is claimed as one unit too (its screenshots are not separate inputs)
+    "osworld_traj": (OsWorldReader(), {OSWORLD, "os/osworld"}),
 }
 
 
@@ -464,6 +465,16 @@ def test_sniff_copy_renamed(tmp_path: Path, traces_dir: Path) -> None:
     # content decides, not the name
     for reader, own in OWN.values():
         for relative in own:
+            if (traces_dir / relative).is_dir():
+                continue
             copy = tmp_path / f"renamed_{Path(relative).name}.data"
             shutil.copy(traces_dir / relative, copy)
             assert reader.sniff(copy, read_head(copy))
+
+
+def test_osworld_result_folder_reads_like_its_traj_file(traces_dir: Path) -> None:
+    folder = traces_dir / "os" / "osworld"
+    from_folder = list(OsWorldReader().read(folder))
+    from_file = list(OsWorldReader().read(folder / "traj.jsonl"))
+    assert [t.turns for t in from_folder] == [t.turns for t in from_file]
+    assert len(from_folder[0].turns) == 15

@@ -414,3 +414,26 @@ def test_sniff_claims_own_fixtures_only(key: str, traces_dir: Path) -> None:
             claimed.add(path.relative_to(traces_dir).as_posix())
     assert checked > 20
     assert claimed == own
+
+
+def test_atif_reads_an_exit_code_from_step_extra(tmp_path: Path) -> None:
+    document = {
+        "schema_version": "ATIF-v1.2",
+        "session_id": "s",
+        "agent": {"name": "a", "version": "1"},
+        "steps": [
+            {"step_id": 1, "source": "user", "message": "list files"},
+            {
+                "step_id": 2, "source": "agent", "message": "run ls",
+                "tool_calls": [{"tool_call_id": "c1", "function_name": "bash_command",
+                                "arguments": {"keystrokes": "lss\n"}}],
+                "observation": {"results": [{"source_call_id": "c1",
+                                             "content": "bash: lss: command not found"}]},
+                "extra": {"exit_code": 127},
+            },
+        ],
+    }
+    path = tmp_path / "t.trajectory.json"
+    path.write_text(json.dumps(document))
+    (trajectory,) = list(AtifReader().read(path))
+    assert trajectory.turns[0].exit_code == 127

@@ -1,0 +1,1 @@
+"""The trace factory: real sandboxed collectors and a seeded scale generator."""

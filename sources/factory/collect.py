@@ -1,0 +1,114 @@
+"""Run a real collector for one domain and publish its files atomically.
+
+`collect_domain("terminal", out, 40, seed=0)` writes 40 trajectories into
+`out/terminal/terminal-collected/` (one trajectory per file, in the domain's native format).
+Everything is first written to a temporary sibling folder, whose sandboxes are removed, and the
+folder is renamed into place only when the whole domain succeeded, so readers never see half a
+collection. For the same seed the files are byte-identical wherever the environment is
+deterministic (all seven domains on one machine: timestamps are pinned, listings sorted, pytest
+timings stripped, the web server's port and the sandbox paths rewritten). Across machines the
+terminal and SWE outputs follow the installed tools (bash, coreutils, git, pytest versions) and
+the search corpus follows the Python version.
+
+Real execution: terminal (bash), swe (git + pytest), mcp (MCP SDK servers over stdio), search
+(DuckDB BM25 over stdlib docs), web (HTTP server + text browser). Modeled: android, os.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+Collector = Callable[[Path, int, int, Path], list[int]]
+
+
+def _collector(domain: str) -> Collector:
+    # Imported lazily: each collector pulls in its own dependencies (duckdb, mcp, ...).
+    if domain == "terminal":
+        from sources.factory.collect_terminal import collect
+    elif domain == "swe":
+        from sources.factory.collect_swe import collect
+    elif domain == "mcp":
+        from sources.factory.collect_mcp import collect
+    elif domain == "search":
+        from sources.factory.collect_search import collect
+    elif domain == "web":
+        from sources.factory.collect_web import collect
+    elif domain == "android":
+        from sources.factory.collect_gui_model import collect_android as collect
+    elif domain == "os":
+        from sources.factory.collect_gui_model import collect_os as collect
+    else:
+        raise ValueError(
+            f"unknown domain {domain!r}; expected one of {', '.join(COLLECTED_DOMAINS)}"
+        )
+    return collect
+
+
+COLLECTED_DOMAINS: tuple[str, ...] = ("terminal", "swe", "mcp", "search", "web", "android", "os")
+REAL_DOMAINS: frozenset[str] = frozenset({"terminal", "swe", "mcp", "search", "web"})
+FORMATS = {
+    "terminal": "atif",
+    "swe": "sweagent_traj",
+    "mcp": "mcp_jsonrpc",
+    "search": "miroflow",
+    "web": "webarena_render",
+    "android": "androidworld",
+    "os": "osworld_traj",
+}
+
+
+@dataclass(frozen=True)
+class CollectStats:
+    """What one collection produced."""
+
+    domain: str
+    source: str  # folder name under out_dir/<domain>/, also the catalog source name
+    path: Path
+    n_trajectories: int
+    n_turns: int
+    seconds: float
+    real: bool  # real environment (True) or modeled UI (False)
+    format: str  # reader that parses the files
+
+
+def source_name(domain: str) -> str:
+    return f"{domain}-collected"
+
+
+def collect_domain(domain: str, out_dir: Path, n_trajectories: int, seed: int) -> CollectStats:
+    """Collect `n_trajectories` for `domain` into out_dir/<domain>/<domain>-collected/."""
+    collect = _collector(domain)
+    start = time.perf_counter()
+    final = Path(out_dir) / domain / source_name(domain)
+    staging = final.parent / f".{final.name}.tmp-{os.getpid()}"
+    work = final.parent / f".{final.name}.work-{os.getpid()}"  # sandboxes: never the user's files
+    for path in (staging, work):
+        shutil.rmtree(path, ignore_errors=True)
+        path.mkdir(parents=True)
+    try:
+        turns = collect(staging, n_trajectories, seed, work)
+        shutil.rmtree(work, ignore_errors=True)
+        old = final.parent / f".{final.name}.old-{os.getpid()}"
+        if final.exists():
+            final.rename(old)
+        staging.rename(final)
+        shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    return CollectStats(
+        domain,
+        source_name(domain),
+        final,
+        len(turns),
+        sum(turns),
+        time.perf_counter() - start,
+        domain in REAL_DOMAINS,
+        FORMATS[domain],
+    )
