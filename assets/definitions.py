@@ -4,6 +4,7 @@ import dagster as dg
 
 from assets.factory import generated_traces
 from assets.ingest import raw_traces
+from assets.quality import trajectory_dedup, turn_features, turn_labels
 from assets.resources import storage_from_environment
 
 main_job = dg.define_asset_job(
@@ -13,7 +14,7 @@ main_job = dg.define_asset_job(
 )
 
 defs = dg.Definitions(
-    assets=[generated_traces, raw_traces],
+    assets=[generated_traces, raw_traces, turn_features, turn_labels, trajectory_dedup],
     jobs=[main_job],
     resources={"storage": storage_from_environment()},
 )

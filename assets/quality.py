@@ -1,0 +1,148 @@
+"""Quality stage: raw_turns -> turn_features -> turn_labels; raw tables -> trajectory_dedup.
+
+Turn-level loss masking (the Qwen-AgentWorld recipe's key detail): every turn gets features
+(overlap, novelty, Jaccard, length ratios, corpus frequency, error flag), a category from the
+versioned policy file and a loss weight; low-information turns stay in the context with a low
+weight. Near-duplicate trajectories are clustered and all but one per cluster marked removed.
+"""
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import dagster as dg
+import pyarrow.parquet as pq
+
+from assets.partitions import domain_partitions
+from assets.resources import WorldtraceStorage
+from assets.table_metadata import column_schema, markdown_preview, records_table
+from quality import checks
+from quality.dedup import DedupConfig, dedup_trajectories
+from quality.features import FEATURE_COLUMN_DOCS, FeatureConfig, compute_turn_features
+from quality.labels import (
+    CATEGORIES,
+    LABEL_COLUMN_DOCS,
+    examples_markdown,
+    label_turns,
+    load_policy,
+)
+from sources.parquet_sink import partition_path
+from sources.table_checks import CheckOutcome
+
+BAR_WIDTH = 30  # characters of the widest bar in the Markdown category chart
+
+
+def _check(name: str, outcome: CheckOutcome) -> dg.AssetCheckResult:
+    return dg.AssetCheckResult(check_name=name, passed=outcome.passed,
+                               description=outcome.description, metadata=outcome.figures)
+
+
+def _table_metadata(path: Path, docs: dict[str, str]) -> dict:
+    return {
+        "dagster/row_count": pq.read_metadata(path).num_rows,
+        "dagster/column_schema": column_schema(pq.read_schema(path), docs),
+        "path": dg.MetadataValue.path(str(path)),
+        "preview": dg.MetadataValue.md(markdown_preview(path)),
+    }
+
+
+def category_chart(counts: dict[str, int]) -> str:
+    """Category counts as a Markdown table with a text bar per row."""
+    total = sum(counts.values()) or 1
+    widest = max(counts.values(), default=0) or 1
+    rows = [{"category": category, "turns": counts.get(category, 0),
+             "share": f"{counts.get(category, 0) / total:.1%}",
+             "": "█" * round(BAR_WIDTH * counts.get(category, 0) / widest)}
+            for category in CATEGORIES]
+    return records_table(rows)
+
+
+@dg.asset(partitions_def=domain_partitions, group_name="quality", deps=["raw_turns"],
+          check_specs=[dg.AssetCheckSpec("features_in_range", asset="turn_features")])
+def turn_features(context: dg.AssetExecutionContext, storage: WorldtraceStorage
+                  ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
+    """Per-turn features of one domain, computed in DuckDB and numpy MinHash: overlap with the
+    action and with earlier context, novelty, Jaccard with the previous and the most similar
+    earlier observation, length ratios, corpus frequency (boilerplate), error flag."""
+    domain = context.partition_key
+    out_path = partition_path(storage.data_path, "turn_features", domain)
+    config = FeatureConfig()
+    stats = compute_turn_features(partition_path(storage.data_path, "raw_turns", domain),
+                                  out_path, config)
+    context.log.info(f"{domain}: {stats.turns} turns, {stats.trajectories} trajectories, "
+                     f"{stats.turns_per_second:,.0f} turns/s ({config})")
+    yield dg.MaterializeResult(metadata={
+        **_table_metadata(out_path, FEATURE_COLUMN_DOCS),
+        "config": str(config),
+        "turns_per_second": round(stats.turns_per_second),
+        "seconds_per_step": dg.MetadataValue.md(records_table(
+            [{"step": step, "seconds": round(seconds, 2)}
+             for step, seconds in sorted(stats.seconds.items())])),
+    })
+    yield _check("features_in_range", checks.features_in_range(out_path))
+
+
+@dg.asset(partitions_def=domain_partitions, group_name="quality", deps=["turn_features"],
+          check_specs=[dg.AssetCheckSpec("every_turn_labelled", asset="turn_labels"),
+                       dg.AssetCheckSpec("weights_in_unit_interval", asset="turn_labels"),
+                       dg.AssetCheckSpec("policy_hash_recorded", asset="turn_labels")])
+def turn_labels(context: dg.AssetExecutionContext, storage: WorldtraceStorage
+                ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
+    """Category (empty, error, unchanged, echo, boilerplate, informative) and loss weight of
+    every turn, from the versioned policy file (quality/policy.toml), whose hash every row
+    records."""
+    domain = context.partition_key
+    policy = load_policy()
+    turns_path = partition_path(storage.data_path, "raw_turns", domain)
+    out_path = partition_path(storage.data_path, "turn_labels", domain)
+    stats = label_turns(partition_path(storage.data_path, "turn_features", domain),
+                        out_path, policy)
+    context.log.info(f"{domain}: {stats.turns} turns labelled with {policy}: "
+                     + ", ".join(f"{c} {stats.categories[c]}" for c in CATEGORIES))
+    histogram = [{"loss_weight": weight, "turns": count}
+                 for weight, count in sorted(stats.weight_histogram.items())]
+    yield dg.MaterializeResult(metadata={
+        **_table_metadata(out_path, LABEL_COLUMN_DOCS),
+        "policy": str(policy),
+        "policy_hash": policy.hash,
+        "category_distribution": dg.MetadataValue.md(category_chart(dict(stats.categories))),
+        "weight_histogram": dg.MetadataValue.md(records_table(histogram)),
+        "examples": dg.MetadataValue.md(examples_markdown(out_path, turns_path)),
+        **{f"share_{category}": round(stats.share(category), 4) for category in CATEGORIES},
+    })
+    yield _check("every_turn_labelled", checks.every_turn_labelled(turns_path, out_path))
+    yield _check("weights_in_unit_interval", checks.weights_in_unit_interval(out_path))
+    yield _check("policy_hash_recorded", checks.policy_hash_recorded(out_path, policy.hash))
+
+
+@dg.asset(partitions_def=domain_partitions, group_name="quality",
+          deps=["raw_trajectories", "raw_turns"])
+def trajectory_dedup(context: dg.AssetExecutionContext, storage: WorldtraceStorage
+                     ) -> dg.MaterializeResult:
+    """Exact (content hash) and near-duplicate (MinHash LSH, confirmed by exact Jaccard >= 0.8)
+    trajectories of one domain, clustered by union-find; one kept per cluster by a stable rule,
+    the removed ones listed with their cluster and reason."""
+    domain = context.partition_key
+    out_dir = storage.data_path / "trajectory_dedup" / f"domain={domain}"
+    config = DedupConfig()
+    stats = dedup_trajectories(partition_path(storage.data_path, "raw_trajectories", domain),
+                               partition_path(storage.data_path, "raw_turns", domain),
+                               out_dir, config)
+    context.log.info(f"{domain}: {stats.trajectories} trajectories, {stats.removed} removed "
+                     f"({stats.exact_duplicates} exact, {stats.near_duplicates} near), "
+                     f"largest cluster {stats.largest_cluster}")
+    decisions = out_dir / "trajectory_dedup.parquet"
+    return dg.MaterializeResult(metadata={
+        **_table_metadata(decisions, {}),
+        "config": str(config),
+        "trajectories": stats.trajectories,
+        "kept": stats.kept,
+        "removed": stats.removed,
+        "exact_duplicates": stats.exact_duplicates,
+        "near_duplicates": stats.near_duplicates,
+        "candidate_pairs": stats.candidate_pairs,
+        "confirmed_pairs": stats.confirmed_pairs,
+        "rejected_pairs": stats.rejected_pairs,
+        "clusters": stats.clusters,
+        "largest_cluster": stats.largest_cluster,
+        "pairs": dg.MetadataValue.md(markdown_preview(out_dir / "duplicate_pairs.parquet")),
+    })

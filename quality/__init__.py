@@ -1,0 +1,16 @@
+"""The quality stage: turn features, turn labels with loss weights, trajectory dedup.
+
+Plain Python and SQL (no Dagster here; assets/ wires these entry points):
+
+- features.py   `compute_turn_features(turns_path, out_path, config) -> FeatureStats`
+                (observation_sets.py, max_jaccard.py, corpus_frequency.py, patterns.py,
+                short_pairs.sql, turn_features.sql)
+- labels.py     `load_policy(path) -> Policy`, `label_turns(features_path, out_path, policy)
+                -> LabelStats`, `examples_markdown(labels_path, turns_path)` (policy.toml,
+                labels.sql)
+- dedup.py      `dedup_trajectories(trajectories_path(s), turns_path(s), out_dir, config)
+                -> DedupStats` (dedup_candidates.sql)
+- shingles.py, minhash.py   word n-gram hashing and MinHash signatures (datasketch-exact)
+- stage.py      `run_quality_stage(data_dir, out_dir, domains, workers)`: all of it
+- grade.py      `worldtrace quality grade`: the stage against the generator's planted truth
+"""

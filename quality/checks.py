@@ -1,0 +1,77 @@
+"""Integrity checks on the quality tables, in DuckDB; plain functions usable without Dagster."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pyarrow.parquet as pq
+
+from sources.table_checks import CheckOutcome
+
+SHARE_COLUMNS = ("overlap_action", "overlap_context", "novelty", "jaccard_prev",
+                 "jaccard_max_prev")
+
+FEATURES_OUT_OF_RANGE_SQL = """
+SELECT count(*) FROM read_parquet($path)
+WHERE {share_violations}
+   OR length_ratio_prev < 0 OR length_ratio_action < 0 OR corpus_frequency < 1
+"""
+
+UNLABELLED_TURNS_SQL = """
+SELECT count(*) FROM read_parquet($turns) AS t
+ANTI JOIN read_parquet($labels) AS l USING (trajectory_id, turn_index)
+"""
+
+WEIGHTS_OUT_OF_RANGE_SQL = """
+SELECT count(*) FROM read_parquet($labels)
+WHERE loss_weight IS NULL OR loss_weight < 0 OR loss_weight > 1 OR category IS NULL
+"""
+
+POLICY_HASHES_SQL = "SELECT DISTINCT policy_hash FROM read_parquet($labels)"
+
+
+def _scalar(sql: str, **params: str) -> int:
+    with duckdb.connect() as connection:
+        row = connection.execute(sql, params).fetchone()
+    return int(row[0]) if row else 0
+
+
+def features_in_range(features_path: Path) -> CheckOutcome:
+    """Shares and similarities lie in [0, 1] (or are null where undefined), ratios are >= 0,
+    and an observation occurs in at least its own trajectory."""
+    share_violations = " OR ".join(f"({column} < 0 OR {column} > 1)" for column in SHARE_COLUMNS)
+    bad = _scalar(FEATURES_OUT_OF_RANGE_SQL.format(share_violations=share_violations),
+                  path=str(features_path))
+    return CheckOutcome(bad == 0, "features lie in their documented ranges",
+                        {"rows_out_of_range": bad})
+
+
+def every_turn_labelled(turns_path: Path, labels_path: Path) -> CheckOutcome:
+    """Each raw turn has a label row, and there are no extra label rows."""
+    missing = _scalar(UNLABELLED_TURNS_SQL, turns=str(turns_path), labels=str(labels_path))
+    turns = pq.read_metadata(turns_path).num_rows
+    labels = pq.read_metadata(labels_path).num_rows
+    return CheckOutcome(missing == 0 and turns == labels, "every turn has exactly one label",
+                        {"turns": turns, "labels": labels, "unlabelled_turns": missing})
+
+
+def weights_in_unit_interval(labels_path: Path) -> CheckOutcome:
+    """loss_weight in [0, 1] and a category on every row."""
+    bad = _scalar(WEIGHTS_OUT_OF_RANGE_SQL, labels=str(labels_path))
+    return CheckOutcome(bad == 0, "loss_weight in [0, 1], category set",
+                        {"rows_out_of_range": bad})
+
+
+def policy_hash_recorded(labels_path: Path, expected_hash: str) -> CheckOutcome:
+    """Every row and the file's metadata carry the hash of the policy that labelled them."""
+    with duckdb.connect() as connection:
+        hashes = [row[0] for row in
+                  connection.execute(POLICY_HASHES_SQL, {"labels": str(labels_path)}).fetchall()]
+    file_metadata = pq.read_schema(labels_path).metadata or {}
+    in_file = file_metadata.get(b"policy_hash", b"").decode()
+    rows = pq.read_metadata(labels_path).num_rows
+    passed = in_file == expected_hash and (hashes == [expected_hash] or rows == 0)
+    return CheckOutcome(passed, "the policy hash is in every row and in the file metadata",
+                        {"expected": expected_hash, "in_rows": ", ".join(map(str, hashes)),
+                         "in_file_metadata": in_file})

@@ -1,0 +1,332 @@
+"""Exact and near-duplicate trajectories (the `trajectory_dedup` asset).
+
+`dedup_trajectories(trajectories_path, turns_path, out_dir, config)`:
+
+1. exact duplicates: equal `content_hash` (task and turns hashed at ingest);
+2. near duplicates, among one representative per exact group: the trajectory's text (task, then
+   each turn's action and observation, joined with newlines) as a set of word 5-grams, MinHashed
+   in numpy while the turns stream by, the signatures written to Parquet
+   (out_dir/signatures.parquet), then banded in DuckDB (dedup_candidates.sql), so no corpus-wide
+   set of signatures or shingles is ever held as Python objects;
+3. every candidate pair is confirmed by its exact Jaccard (the shingle sets of the candidates
+   only, rebuilt in a second pass) before it joins anything: LSH buckets are only a shortlist;
+4. union-find over exact groups and confirmed pairs gives the clusters; each keeps its first
+   member by (source, source_path, source_position, trajectory_id), a rule that does not depend
+   on processing order.
+
+Outputs in out_dir: trajectory_dedup.parquet (one row per trajectory: cluster, kept, reason),
+duplicate_pairs.parquet (the exact and confirmed near pairs), signatures.parquet.
+
+Threshold: Jaccard 0.8 on word 5-grams, the usual near-duplicate threshold for web text
+(Lee et al. 2022, "Deduplicating Training Data Makes Language Models Better"; Penedo et al.
+2024, FineWeb), with 16 bands x 8 rows (see minhash.py for the S-curve).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from quality.batches import atomic_path, run_numbers, trajectory_batches
+from quality.minhash import LshConfig, MinHashConfig, signature_array, signatures
+from quality.patterns import sql_literal
+from quality.shingles import ShingleConfig, Shingled, shingle_words, word_hashes
+from quality.sql import load_sql, query_arrow
+
+PathOrPaths = Path | str | Sequence[Path | str]
+
+
+@dataclass(frozen=True)
+class DedupConfig:
+    """Parameters of trajectory deduplication; `str()` names them."""
+
+    shingles: ShingleConfig = ShingleConfig(ngram=5, tokens="whitespace")
+    minhash: MinHashConfig = MinHashConfig()
+    lsh: LshConfig = LshConfig(threshold=0.8, bands=16, rows=8)
+    # Below 20 shingles (about 24 words) a trajectory is only deduplicated exactly: one changed
+    # word moves its 5-gram Jaccard by up to 0.3, so "near" means nothing there, and short
+    # templated texts are what chains unrelated trajectories into giant clusters.
+    min_shingles: int = 20
+    max_bucket: int = 200
+    batch_rows: int = 16_000
+    batch_bytes: int = 24 << 20  # text per batch (see FeatureConfig)
+
+    def __str__(self) -> str:
+        return f"{self.shingles}_{self.minhash}_{self.lsh}_min{self.min_shingles}"
+
+
+@dataclass
+class DedupStats:
+    """Counters recorded while deduplicating."""
+
+    config: str = ""
+    trajectories: int = 0
+    exact_duplicates: int = 0
+    too_short_for_near: int = 0
+    candidate_pairs: int = 0
+    confirmed_pairs: int = 0
+    rejected_pairs: int = 0
+    near_duplicates: int = 0
+    clusters: int = 0  # clusters with more than one member
+    largest_cluster: int = 0
+    kept: int = 0
+    removed: int = 0
+    seconds: Counter = field(default_factory=Counter)
+
+
+def dedup_trajectories(trajectories_path: PathOrPaths, turns_path: PathOrPaths, out_dir: Path,
+                       config: DedupConfig = DedupConfig()) -> DedupStats:
+    """Find exact and near-duplicate trajectories; write the tables listed in the docstring."""
+    stats = DedupStats(config=str(config))
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    clock = time.perf_counter()
+    meta = _read_trajectories(_paths(trajectories_path))
+    stats.trajectories = meta.num_rows
+    order = _stable_order(meta)
+    meta = meta.take(order)  # sorted by the keep rule: the first of any group is kept
+    ids = meta["trajectory_id"].to_pylist()
+    index = {tid: i for i, tid in enumerate(ids)}
+    parent = np.arange(len(ids))
+    exact_pairs = _exact_groups(meta, parent)
+    stats.exact_duplicates = len(exact_pairs)
+    representative = np.array([parent[i] == i for i in range(len(ids))])
+    stats.seconds["exact"] += time.perf_counter() - clock
+
+    clock = time.perf_counter()
+    sig_path = out_dir / "signatures.parquet"
+    tasks = dict(zip(ids, meta["task"].to_pylist(), strict=True))
+    wanted = {ids[i] for i in np.flatnonzero(representative)}
+    with atomic_path(sig_path) as tmp:
+        short = _write_signatures(_paths(turns_path), tasks, wanted, tmp, config)
+    stats.too_short_for_near = short
+    stats.seconds["signatures"] += time.perf_counter() - clock
+
+    clock = time.perf_counter()
+    candidates = _candidate_pairs(sig_path, config)
+    stats.candidate_pairs = len(candidates)
+    stats.seconds["lsh banding"] += time.perf_counter() - clock
+
+    clock = time.perf_counter()
+    involved = {t for pair in candidates for t in pair}
+    sets = dict(_shingle_sets(_paths(turns_path), tasks, involved, config))
+    near_pairs: list[tuple[str, str, float]] = []
+    for a, b in candidates:
+        j = exact_jaccard(sets[a], sets[b])
+        if j >= config.lsh.threshold:
+            near_pairs.append((a, b, j))
+            _union(parent, index[a], index[b])
+        else:
+            stats.rejected_pairs += 1
+    stats.confirmed_pairs = len(near_pairs)
+    stats.seconds["exact jaccard"] += time.perf_counter() - clock
+
+    clock = time.perf_counter()
+    _write_outputs(out_dir, meta, parent, exact_pairs, near_pairs, config, stats)
+    stats.seconds["clusters"] += time.perf_counter() - clock
+    return stats
+
+
+def _paths(value: PathOrPaths) -> list[Path]:
+    if isinstance(value, (str, Path)):
+        return [Path(value)]
+    return [Path(v) for v in value]
+
+
+def _read_trajectories(paths: list[Path]) -> pa.Table:
+    columns = ["trajectory_id", "content_hash", "domain", "source", "source_path",
+               "source_position", "task"]
+    return pa.concat_tables([pq.read_table(p, columns=columns) for p in paths])
+
+
+def _stable_order(meta: pa.Table) -> np.ndarray:
+    keys = [(c, "ascending") for c in ("source", "source_path", "source_position",
+                                       "trajectory_id")]
+    return pc.sort_indices(meta, sort_keys=keys).to_numpy()
+
+
+def _find(parent: np.ndarray, i: int) -> int:
+    while parent[i] != i:
+        parent[i] = parent[parent[i]]
+        i = parent[i]
+    return i
+
+
+def _union(parent: np.ndarray, i: int, j: int) -> None:
+    """Join two sets; the root is the smaller index, i.e. the member the keep rule prefers."""
+    ri, rj = _find(parent, i), _find(parent, j)
+    if ri != rj:
+        parent[max(ri, rj)] = min(ri, rj)
+
+
+def _exact_groups(meta: pa.Table, parent: np.ndarray) -> list[tuple[int, int]]:
+    """Point every exact copy at the first trajectory (in keep order) with its content hash."""
+    first: dict[str, int] = {}
+    pairs = []
+    for i, digest in enumerate(meta["content_hash"].to_pylist()):
+        if digest in first:
+            parent[i] = first[digest]
+            pairs.append((first[digest], i))
+        else:
+            first[digest] = i
+    return pairs
+
+
+def _trajectory_words(batch: pa.Table, tasks: dict[str, str], config: DedupConfig
+                      ) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Word hashes of each trajectory's text (task, a0, o0, a1, ...) and its word offsets."""
+    run, turn = run_numbers(batch["trajectory_id"])
+    n_traj = int(run[-1]) + 1
+    starts = np.flatnonzero(turn == 0)
+    traj_ids = batch["trajectory_id"].take(pa.array(starts)).to_pylist()
+    # Text order: trajectory j's task, then its turns' actions and observations interleaved.
+    n_turns = np.bincount(run, minlength=n_traj)
+    first_text = np.zeros(n_traj, dtype=np.int64)
+    np.cumsum(1 + 2 * n_turns[:-1], out=first_text[1:])
+    slot_action = first_text[run] + 1 + 2 * turn
+    n = len(run)
+    source = np.empty(n_traj + 2 * n, dtype=np.int64)  # where each text slot takes its text
+    source[first_text] = np.arange(n_traj)
+    source[slot_action] = n_traj + np.arange(n)
+    source[slot_action + 1] = n_traj + n + np.arange(n)
+    pool = pa.concat_arrays([
+        pa.array([tasks.get(t, "") for t in traj_ids], pa.large_string()),
+        batch["action"].combine_chunks().cast(pa.large_string()),
+        batch["observation"].combine_chunks().cast(pa.large_string()),
+    ])
+    hashes, text_offsets = word_hashes(pool.take(pa.array(source)), config.shingles.tokens)
+    traj_offsets = np.append(text_offsets[first_text], text_offsets[-1])
+    return traj_ids, hashes, traj_offsets
+
+
+def _batches_of(paths: list[Path], tasks: dict[str, str], keep: set[str], config: DedupConfig
+                ) -> Iterator[tuple[list[str], Shingled]]:
+    """Shingles of every wanted trajectory, batch by batch (trajectories without turns last)."""
+    seen: set[str] = set()
+    columns = ["trajectory_id", "turn_index", "action", "observation"]
+    value_set = pa.array(sorted(keep), pa.string())
+    for path in paths:
+        for batch in trajectory_batches(path, columns, config.batch_rows, config.batch_bytes):
+            batch = batch.filter(pc.is_in(batch["trajectory_id"], value_set=value_set))
+            if batch.num_rows == 0:
+                continue
+            traj_ids, hashes, offsets = _trajectory_words(batch, tasks, config)
+            seen.update(traj_ids)
+            yield traj_ids, shingle_words(hashes, offsets, config.shingles.ngram)
+    turnless = sorted(keep - seen)
+    if turnless:
+        hashes, offsets = word_hashes([tasks[t] for t in turnless], config.shingles.tokens)
+        yield turnless, shingle_words(hashes, offsets, config.shingles.ngram)
+
+
+def _write_signatures(paths: list[Path], tasks: dict[str, str], wanted: set[str], out: Path,
+                      config: DedupConfig) -> int:
+    """Stream the turns, write one MinHash signature per wanted trajectory; count short ones."""
+    schema = pa.schema([("trajectory_id", pa.string()), ("n_shingles", pa.int64()),
+                        ("signature", pa.list_(pa.uint32(), config.minhash.num_perm))])
+    short = 0
+    with pq.ParquetWriter(out, schema, compression="zstd") as writer:
+        for traj_ids, shingled in _batches_of(paths, tasks, wanted, config):
+            counts = shingled.counts()
+            short += int(np.count_nonzero(counts < config.min_shingles))
+            table = pa.table({"trajectory_id": pa.array(traj_ids, pa.string()),
+                              "n_shingles": pa.array(counts, pa.int64()),
+                              "signature": signature_array(signatures(shingled, config.minhash))},
+                             schema=schema)
+            writer.write_table(table)
+    return short
+
+
+def _candidate_pairs(sig_path: Path, config: DedupConfig) -> list[tuple[str, str]]:
+    sql = load_sql("dedup_candidates.sql")
+    for name, value in (("$bands", config.lsh.bands), ("$rows", config.lsh.rows),
+                        ("$min_shingles", config.min_shingles),
+                        ("$max_bucket", config.max_bucket)):
+        sql = sql.replace(name, str(int(value)))
+    con = duckdb.connect()
+    try:
+        con.execute("CREATE TEMP VIEW signatures AS SELECT * FROM read_parquet("
+                    f"{sql_literal(str(sig_path))})")
+        table = query_arrow(con, sql)
+    finally:
+        con.close()
+    return list(zip(table["id_a"].to_pylist(), table["id_b"].to_pylist(), strict=True))
+
+
+def _shingle_sets(paths: list[Path], tasks: dict[str, str], involved: set[str],
+                  config: DedupConfig) -> Iterator[tuple[str, np.ndarray]]:
+    """The distinct shingle hashes (sorted) of each trajectory in `involved`."""
+    if not involved:
+        return
+    for traj_ids, shingled in _batches_of(paths, tasks, involved, config):
+        for k, tid in enumerate(traj_ids):
+            yield tid, np.unique(shingled.hashes[shingled.offsets[k]:shingled.offsets[k + 1]])
+
+
+def exact_jaccard(a: np.ndarray, b: np.ndarray) -> float:
+    """Jaccard of two sorted arrays of distinct hashes (two empty sets are identical)."""
+    if len(a) == 0 and len(b) == 0:
+        return 1.0
+    inter = len(np.intersect1d(a, b, assume_unique=True))
+    return inter / (len(a) + len(b) - inter)
+
+
+def _write_outputs(out_dir: Path, meta: pa.Table, parent: np.ndarray,
+                   exact_pairs: list[tuple[int, int]], near_pairs: list[tuple[str, str, float]],
+                   config: DedupConfig, stats: DedupStats) -> None:
+    n = meta.num_rows
+    ids = meta["trajectory_id"].to_pylist()
+    root = np.array([_find(parent, i) for i in range(n)], dtype=np.int64)
+    size = np.bincount(root, minlength=n)
+    exact_child = np.zeros(n, dtype=bool)
+    for _, child in exact_pairs:
+        exact_child[child] = True
+    best = np.zeros(n)
+    position = {tid: i for i, tid in enumerate(ids)}
+    for a, b, j in near_pairs:
+        for t in (position[a], position[b]):
+            best[t] = max(best[t], j)
+    best[exact_child] = 1.0
+    kept = root == np.arange(n)
+    reason = np.where(kept, np.where(size[root] > 1, "kept", "unique"),
+                      np.where(exact_child, "exact_duplicate", "near_duplicate"))
+    table = pa.table({
+        "trajectory_id": meta["trajectory_id"],
+        "domain": meta["domain"],
+        "source": meta["source"],
+        "source_path": meta["source_path"],
+        "cluster_id": pa.array([ids[r] for r in root], pa.string()),
+        "cluster_size": pa.array(size[root], pa.int64()),
+        "kept": pa.array(kept),
+        "reason": pa.array(reason.tolist(), pa.string()),
+        "max_jaccard": pa.array(np.where(size[root] > 1, best, np.nan), pa.float64(),
+                                from_pandas=True),
+    })
+    table = table.sort_by([("trajectory_id", "ascending")])
+    metadata = {b"dedup_config": str(config).encode()}
+    with atomic_path(out_dir / "trajectory_dedup.parquet") as tmp:
+        pq.write_table(table.replace_schema_metadata(metadata), tmp, compression="zstd")
+    pair_rows = sorted([(ids[a], ids[b], 1.0, "exact") for a, b in exact_pairs]
+                       + [(a, b, j, "near") for a, b, j in near_pairs])
+    pairs = pa.table({
+        "id_a": pa.array([p[0] for p in pair_rows], pa.string()),
+        "id_b": pa.array([p[1] for p in pair_rows], pa.string()),
+        "jaccard": pa.array([p[2] for p in pair_rows], pa.float64()),
+        "kind": pa.array([p[3] for p in pair_rows], pa.string()),
+    })
+    with atomic_path(out_dir / "duplicate_pairs.parquet") as tmp:
+        pq.write_table(pairs.replace_schema_metadata(metadata), tmp, compression="zstd")
+    stats.kept = int(kept.sum())
+    stats.removed = n - stats.kept
+    stats.near_duplicates = int(np.count_nonzero(~kept & ~exact_child))
+    stats.clusters = int(np.count_nonzero(kept & (size > 1)))
+    stats.largest_cluster = int(size.max()) if n else 0

@@ -1,0 +1,382 @@
+"""Per-turn features of one domain's turns: overlap, novelty, Jaccard, length ratios, corpus
+frequencies and error flags (the `turn_features` asset).
+
+`compute_turn_features(turns_path, out_path, config)` streams the turns Parquet in batches of
+whole trajectories. For each batch, polars/numpy split and hash the words and shingles of the
+actions and observations (quality/shingles.py) and MinHash the observations
+(quality/minhash.py); numpy counts, for every observation, which of its shingles and words the
+trajectory showed before (quality/observation_sets.py); DuckDB computes the exact Jaccard of
+small observation pairs (short_pairs.sql) and the per-turn features with window functions over
+each trajectory (turn_features.sql). A second pass finds near-identical observations across the
+whole partition (quality/corpus_frequency.py), then the table is written atomically. Column
+meanings: FEATURE_COLUMN_DOCS.
+
+Shingles here are word 3-grams over `words` tokens (punctuation and JSON escapes split words,
+identifiers masked, see shingles.py): three words are specific enough that common pairs
+("of the") do not make unrelated texts overlap, and short enough that a 6-word tool result still
+has four shingles to compare (with 5-grams it would be a single all-or-nothing shingle).
+
+`jaccard_max_prev` is exact when both observations have at most `exact_max_shingles` (64)
+distinct shingles, or when the earlier one is the previous observation; otherwise it is the
+MinHash estimate from 128 permutations (quality/max_jaccard.py). Below 64 shingles one shingle
+moves Jaccard by more than the estimate's standard error sqrt(J(1-J)/128) (0.019 at J = 0.95),
+so exact is both needed and cheap there.
+
+Two corpus frequencies: `corpus_frequency` for the observation as it is, `template_frequency`
+for it with the words of its own action taken out: a canned page ("Just a moment... Enable
+JavaScript and cookies to continue") that quotes the URL it was asked for, or a message that
+names the file it wrote, is the same text in every trajectory once those words are set aside.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from quality import patterns
+from quality.batches import atomic_path, run_numbers, trajectory_batches
+from quality.corpus_frequency import corpus_frequency
+from quality.max_jaccard import long_max_jaccard
+from quality.minhash import (
+    LshConfig,
+    MinHashConfig,
+    signature_array,
+    signatures,
+    signatures_from_arrow,
+)
+from quality.observation_sets import common_words, occurrence_keys, shingle_counts, word_counts
+from quality.shingles import ShingleConfig, Shingled, shingle_words, word_hashes
+from quality.sql import load_sql, query_arrow
+
+TURN_COLUMNS = (
+    "trajectory_id", "turn_index", "domain", "source", "source_format", "action", "action_kind",
+    "observation", "observation_format", "tool_name", "exit_code", "is_error",
+)
+
+FEATURE_COLUMN_DOCS: dict[str, str] = {
+    "trajectory_id": "the turn's trajectory (key shared with raw_turns)",
+    "turn_index": "0-based position of the turn in its trajectory",
+    "domain": "copied from raw_turns",
+    "source": "copied from raw_turns",
+    "source_format": "copied from raw_turns",
+    "action_kind": "copied from raw_turns",
+    "observation_format": "copied from raw_turns",
+    "tool_name": "copied from raw_turns",
+    "obs_chars": "characters in the observation",
+    "action_chars": "characters in the action",
+    "content_chars": "letters and digits in the observation once a harness's 'no output' text "
+                     "is removed (first and last 2000 characters)",
+    "obs_shingles": "distinct word 3-grams of the observation",
+    "novel_shingles": "shingles of the observation in no earlier text of the trajectory "
+                      "(the turn's own action included)",
+    "new_words": "distinct words of the observation in no earlier turn of the trajectory (the "
+                 "turn's own action aside)",
+    "new_words_in_action": "share of those new words that the turn's action contains",
+    "overlap_action": "share of the observation's shingles also in the turn's action (echo)",
+    "overlap_context": "share of the observation's shingles in an earlier turn's action or "
+                       "observation",
+    "novelty": "share of the observation's shingles in no earlier text of the trajectory "
+               "(the turn's own action included)",
+    "jaccard_prev": "Jaccard similarity of the observation's shingles with the previous "
+                    "observation's (exact)",
+    "jaccard_max_prev": "highest Jaccard similarity with any earlier observation (exact up to "
+                        "64 shingles, MinHash estimate beyond)",
+    "length_ratio_prev": "observation characters / previous observation's characters",
+    "length_ratio_action": "observation characters / action characters",
+    "action_in_observation": "the stripped action (2+ characters) appears verbatim in the "
+                             "observation, case-insensitive",
+    "is_error": "the turn failed: error flag, non-zero exit code, or (without an exit code) an "
+                "error message in the observation",
+    "error_source": "flag, exit_code or pattern: what made is_error true",
+    "corpus_frequency": "distinct trajectories of the partition with a near-identical "
+                        "observation (MinHash LSH, verified), its own included",
+    "template_frequency": "the same, for the observation without the words its action contains "
+                          "(a canned page or message that quotes the action)",
+    "action_words": "share of the observation's words that its action contains",
+    "own_words": "distinct words of the observation that are neither in its action nor chrome "
+                 "(words on half the observations of its trajectory -- toolbars, prompts, "
+                 "headers -- or on 10 % of the partition's: markup, function words)",
+}
+
+
+@dataclass(frozen=True)
+class FeatureConfig:
+    """Parameters of the turn features; `str()` names them (stored in the output's metadata)."""
+
+    shingles: ShingleConfig = ShingleConfig(ngram=3, tokens="words", mask_ids=True)
+    minhash: MinHashConfig = MinHashConfig()
+    # corpus_frequency's "near-identical": 8 bands of 16 rows put the S-curve's midpoint at
+    # (1/8)^(1/16) = 0.88; a pair with Jaccard 0.95 shares a band with probability 0.99, one with
+    # 0.7 (two screens of one app, differing in their content) with 0.03. Bucket members are
+    # then verified at the threshold (corpus_frequency.py).
+    lsh: LshConfig = LshConfig(threshold=0.9, bands=8, rows=16)
+    exact_max_shingles: int = 64
+    # Chrome (words on half of a trajectory's observations) is only told apart from content in
+    # trajectories of at least this many turns.
+    chrome_min_observations: int = 5
+    # ... and words on 10 % of the partition's observations are chrome too: markup vocabulary
+    # ("textview", "clickable") and function words, which no observation owns (estimated on a
+    # sample of up to 4,096 observations; only told with 50+).
+    common_word_share: float = 0.1
+    common_min_observations: int = 50
+    head_tail_chars: int = 2000
+    # A batch ends at 16,000 turns or 24 MB of text, whichever comes first: about 1.2 GB of
+    # working memory, and small enough arrays to stay fast (measured: 8k-16k turns best).
+    batch_rows: int = 16_000
+    batch_bytes: int = 24 << 20
+    duckdb_threads: int = 2
+    duckdb_memory_limit: str = "1GB"
+
+    def __str__(self) -> str:
+        return (f"{self.shingles}_{self.minhash}_{self.lsh}_exact{self.exact_max_shingles}"
+                f"_chrome{self.chrome_min_observations}_common{self.common_word_share:g}"
+                f"_ht{self.head_tail_chars}")
+
+
+@dataclass
+class FeatureStats:
+    """Counters recorded while the features are computed."""
+
+    config: str = ""
+    turns: int = 0
+    trajectories: int = 0
+    batches: int = 0
+    words: int = 0
+    shingles: int = 0
+    observations_without_shingles: int = 0
+    errors_by_source: Counter = field(default_factory=Counter)
+    seconds: Counter = field(default_factory=Counter)
+
+    @property
+    def turns_per_second(self) -> float:
+        total = sum(self.seconds.values())
+        return self.turns / total if total else 0.0
+
+
+def compute_turn_features(turns_path: Path, out_path: Path,
+                          config: FeatureConfig = FeatureConfig()) -> FeatureStats:
+    """Write one row of features per turn of `turns_path` to `out_path` (Parquet, atomic)."""
+    stats = FeatureStats(config=str(config))
+    out_path = Path(out_path)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    part_path = out_path.with_name(f".{out_path.name}.{id(stats)}.parts.parquet")
+    queries = (load_sql("short_pairs.sql"), _render_turn_sql(config))
+    common = _partition_common_words(turns_path, config)
+    con = _connect(config)
+    writer: pq.ParquetWriter | None = None
+    try:
+        for batch in trajectory_batches(turns_path, TURN_COLUMNS, config.batch_rows,
+                                        config.batch_bytes):
+            part = _batch_features(con, batch, stats.trajectories, config, queries, common,
+                                   stats)
+            stats.trajectories = int(part["traj_seq"][-1].as_py()) + 1
+            if writer is None:
+                writer = pq.ParquetWriter(part_path, part.schema, compression="zstd")
+            writer.write_table(part)
+        if writer is None:  # no turns: an empty, well-formed table all the same
+            empty = pa.Table.from_batches([], schema=_empty_schema(con, config, queries))
+            writer = pq.ParquetWriter(part_path, empty.schema, compression="zstd")
+        writer.close()
+        writer = None
+        clock = time.perf_counter()
+        _write_with_corpus_frequency(part_path, out_path, config)
+        stats.seconds["corpus_frequency"] += time.perf_counter() - clock
+    finally:
+        if writer is not None:
+            writer.close()
+        part_path.unlink(missing_ok=True)
+        con.close()
+    return stats
+
+
+def _connect(config: FeatureConfig) -> duckdb.DuckDBPyConnection:
+    con = duckdb.connect()
+    con.execute(f"SET threads = {int(config.duckdb_threads)}")
+    con.execute(f"SET memory_limit = {patterns.sql_literal(config.duckdb_memory_limit)}")
+    return con
+
+
+def _render_turn_sql(config: FeatureConfig) -> str:
+    """turn_features.sql with the error and empty-output patterns of quality/patterns.py."""
+    def matches(regexes: tuple[str, ...]) -> str:
+        return f"regexp_matches(t.head_tail, {patterns.sql_literal(patterns.any_of(regexes))})"
+
+    checks = [matches(patterns.GENERIC_ERRORS)]
+    for fmt, extra in sorted(patterns.FORMAT_ERRORS.items()):
+        checks.append(f"(t.observation_format = {patterns.sql_literal(fmt)} AND "
+                      f"{matches(extra)})")
+    wrappers = patterns.sql_literal(patterns.any_of(patterns.EMPTY_OUTPUT_WRAPPERS))
+    return (load_sql("turn_features.sql")
+            .replace("{error_text}", "\n                OR ".join(checks))
+            .replace("{empty_wrappers}", wrappers)
+            .replace("$head_tail_chars", str(int(config.head_tail_chars))))
+
+
+@dataclass
+class _Tokens:
+    """Word and shingle hashes of a batch's texts: the n actions, then the n observations."""
+
+    n: int
+    words: np.ndarray
+    word_offsets: np.ndarray
+    shingled: Shingled
+
+    def observation_shingles(self) -> Shingled:
+        start = self.shingled.offsets[self.n]
+        return Shingled(self.shingled.hashes[start:], self.shingled.offsets[self.n:] - start)
+
+
+def _tokenise(batch: pa.Table, config: FeatureConfig) -> _Tokens:
+    texts = patterns.normalise_protocol_ids(pl.Series("text", pa.chunked_array(
+        [batch["action"].combine_chunks(), batch["observation"].combine_chunks()])))
+    words, offsets = word_hashes(texts, config.shingles.tokens, config.shingles.mask_ids)
+    return _Tokens(batch.num_rows, words, offsets,
+                   shingle_words(words, offsets, config.shingles.ngram))
+
+
+def _residual_observation_shingles(tokens: _Tokens, ngram: int
+                                   ) -> tuple[Shingled, np.ndarray]:
+    """Each observation's shingles once the words its own action contains are taken out, and
+    the share of its words that were taken out (NaN for an observation without words)."""
+    n, offsets = tokens.n, tokens.word_offsets
+    turn = np.repeat(np.arange(2 * n, dtype=np.uint64) % np.uint64(max(n, 1)), np.diff(offsets))
+    with np.errstate(over="ignore"):
+        keys = tokens.words ^ (turn * np.uint64(0x9E3779B97F4A7C15))
+    split = int(offsets[n])
+    action_keys = pl.Series(keys[:split]).implode()
+    in_action = pl.Series(keys[split:]).is_in(action_keys).to_numpy()
+    # words taken out before each position
+    taken_before = np.r_[0, np.cumsum(in_action, dtype=np.int64)]
+    obs_offsets = offsets[n:] - split
+    taken = np.diff(taken_before[obs_offsets])
+    total = np.diff(obs_offsets)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.where(total > 0, taken / np.maximum(total, 1), np.nan)
+    kept_offsets = obs_offsets - taken_before[obs_offsets]
+    return shingle_words(tokens.words[split:][~in_action], kept_offsets, ngram), share
+
+
+def _partition_common_words(turns_path: Path, config: FeatureConfig) -> np.ndarray:
+    """Words on `common_word_share` of the partition's observations, from an evenly spaced
+    sample of them (up to 8 row groups, 4,096 observations): the same for every batch."""
+    parquet = pq.ParquetFile(turns_path)
+    groups = parquet.metadata.num_row_groups
+    picked = sorted({round(k * (groups - 1) / 7) for k in range(8)}) if groups else []
+    texts = (pa.concat_arrays([parquet.read_row_group(g, columns=["observation"])
+                               ["observation"].combine_chunks() for g in picked])
+             if picked else pa.array([], pa.large_string()))
+    step = max(1, len(texts) // 4096)
+    sample = patterns.normalise_protocol_ids(pl.Series("text", texts[::step]))
+    words, offsets = word_hashes(sample, config.shingles.tokens, config.shingles.mask_ids)
+    return common_words(words, offsets, config.common_word_share,
+                        config.common_min_observations)
+
+
+def _batch_features(con: duckdb.DuckDBPyConnection, batch: pa.Table, traj_offset: int,
+                    config: FeatureConfig, queries: tuple[str, str], common: np.ndarray,
+                    stats: FeatureStats) -> pa.Table:
+    """Features of one batch of whole trajectories, plus traj_seq and the signatures that the
+    corpus frequencies need."""
+    pairs_sql, turn_sql = queries
+    clock = time.perf_counter()
+    traj, turn = run_numbers(batch["trajectory_id"])
+    turn_index = batch["turn_index"].to_numpy()
+    if np.any((turn[1:] > 0) & (turn_index[1:] <= turn_index[:-1])):
+        raise ValueError("the turns of a trajectory are not in turn_index order")
+    n = batch.num_rows
+    tokens = _tokenise(batch, config)
+    obs_sig = signatures(tokens.observation_shingles(), config.minhash)
+    residual, action_share = _residual_observation_shingles(tokens, config.shingles.ngram)
+    residual_sig = signatures(residual, config.minhash)
+    stats.seconds["shingles + minhash"] += time.perf_counter() - clock
+
+    clock = time.perf_counter()
+    first_row = np.flatnonzero(turn == 0)
+    rows = np.arange(n, dtype=np.int64)
+    text_traj, text_index = np.r_[traj, traj], np.r_[2 * rows, 2 * rows + 1]
+    keys = occurrence_keys(tokens.shingled.hashes, tokens.shingled.offsets, text_traj,
+                           text_index)
+    sets = shingle_counts(keys, traj)
+    keys = occurrence_keys(tokens.words, tokens.word_offsets, text_traj, text_index, common)
+    sets.update(word_counts(keys, traj, config.chrome_min_observations))
+    del keys
+    stats.seconds["set counts (numpy)"] += time.perf_counter() - clock
+
+    clock = time.perf_counter()
+    size = sets["obs_shingles"]
+    short = size[sets["pair_rows"]] <= config.exact_max_shingles
+    short_rows = sets.pop("pair_rows")[short]
+    con.register("short_shingles", pa.table({
+        "traj": traj[short_rows], "turn": turn[short_rows],
+        "h": sets.pop("pair_hashes")[short], "size": size[short_rows]}))
+    short_max = query_arrow(con, pairs_sql)
+    con.unregister("short_shingles")
+    best_short = np.full(n, np.nan)
+    best_short[first_row[short_max["traj"].to_numpy()] + short_max["turn"].to_numpy()] = (
+        short_max["short_max_jaccard"].to_numpy())
+    best_long = long_max_jaccard(traj, size, obs_sig, config.exact_max_shingles)
+    stats.seconds["jaccard_max_prev"] += time.perf_counter() - clock
+
+    clock = time.perf_counter()
+    columns = {"traj": pa.array(traj.astype(np.int32)), "turn": pa.array(turn.astype(np.int32)),
+               "traj_seq": pa.array(traj + traj_offset, pa.int64())}
+    columns.update({name: pa.array(values, pa.int64()) for name, values in sets.items()})
+    columns["short_max_jaccard"] = pa.array(best_short, pa.float64(), from_pandas=True)
+    columns["long_max_jaccard"] = pa.array(best_long, pa.float64(), from_pandas=True)
+    turns = batch
+    for name, column in columns.items():
+        turns = turns.append_column(name, column)
+    con.register("turns", turns)
+    part = query_arrow(con, turn_sql)
+    con.unregister("turns")
+    part = (part.append_column("action_words", pa.array(action_share, pa.float64(),
+                                                        mask=np.isnan(action_share)))
+            .append_column("obs_signature", signature_array(obs_sig))
+            .append_column("residual_signature", signature_array(residual_sig)))
+    stats.seconds["turn features (sql)"] += time.perf_counter() - clock
+
+    stats.turns += n
+    stats.batches += 1
+    stats.words += len(tokens.words)
+    stats.shingles += len(tokens.shingled.hashes)
+    stats.observations_without_shingles += int(np.count_nonzero(size == 0))
+    stats.errors_by_source.update(v for v in part["error_source"].to_pylist() if v is not None)
+    return part
+
+
+def _empty_schema(con: duckdb.DuckDBPyConnection, config: FeatureConfig,
+                  queries: tuple[str, str]) -> pa.Schema:
+    from sources.schema import TURN_SCHEMA
+
+    empty = TURN_SCHEMA.empty_table().select(list(TURN_COLUMNS))
+    return _batch_features(con, empty, 0, config, queries, np.zeros(0, np.uint64),
+                           FeatureStats()).schema
+
+
+def _write_with_corpus_frequency(part_path: Path, out_path: Path, config: FeatureConfig) -> None:
+    """The final table: the batch parts plus corpus_frequency, without the signatures."""
+    parts = pq.ParquetFile(part_path)
+    signature_columns = ("obs_signature", "residual_signature")
+    table = parts.read(columns=[c for c in parts.schema_arrow.names
+                                if c not in signature_columns])
+    trajectory = table["traj_seq"].to_numpy()
+    table = table.drop_columns(["traj_seq"])
+    for column, name in zip(signature_columns, ("corpus_frequency", "template_frequency"),
+                            strict=True):
+        sig = signatures_from_arrow(parts.read(columns=[column])[column],
+                                    config.minhash.num_perm)
+        has_shingles = (sig != 0xFFFFFFFF).any(axis=1)
+        frequency = corpus_frequency(sig, trajectory, has_shingles, config.lsh)
+        table = table.append_column(name, pa.array(frequency, pa.int64(), mask=~has_shingles))
+        del sig
+    metadata = {b"feature_config": str(config).encode()}
+    with atomic_path(out_path) as tmp:
+        pq.write_table(table.replace_schema_metadata(metadata), tmp, compression="zstd")

@@ -1,0 +1,197 @@
+"""Grade the quality stage against the scale generator's planted truth.
+
+    worldtrace quality grade --trajectories N --seed S [--work-dir DIR] [--domains d1,d2]
+
+Generates N trajectories per domain (sources/factory/scale.py), ingests them with the real
+readers, runs turn features, labels and dedup with the fixed policy, and compares:
+- turn categories with out_dir/_truth/turn_truth.parquet, joined on (source, file, turn_index):
+  a confusion matrix and per-category precision and recall;
+- duplicate pairs with _truth/duplicate_pairs.parquet: a planted pair with Jaccard >= 0.8 must
+  end in one cluster (recall); a pair we put in one cluster is correct if it is planted or its
+  exact Jaccard, recomputed with the generator's own definition, is >= 0.8 (precision).
+The last line printed is the worst precision and recall over the graded categories.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import tempfile
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+
+from quality.labels import CATEGORIES
+from quality.stage import run_quality_stage
+
+GRADED = ("empty", "error", "unchanged", "echo", "boilerplate")  # the issue's floors
+DUP_THRESHOLD = 0.8
+
+
+@dataclass
+class GradeReport:
+    """Confusion counts and precision / recall per category, and for duplicate pairs."""
+
+    turns: int = 0
+    confusion: Counter = field(default_factory=Counter)  # (truth, predicted) -> turns
+    unmatched_turns: int = 0
+    dup_true_pairs: int = 0
+    dup_found: int = 0
+    dup_predicted_pairs: int = 0
+    dup_correct: int = 0
+
+    def precision(self, category: str) -> float:
+        predicted = sum(v for (_, p), v in self.confusion.items() if p == category)
+        return self.confusion[category, category] / predicted if predicted else 1.0
+
+    def recall(self, category: str) -> float:
+        actual = sum(v for (t, _), v in self.confusion.items() if t == category)
+        return self.confusion[category, category] / actual if actual else 1.0
+
+    @property
+    def dup_precision(self) -> float:
+        return self.dup_correct / self.dup_predicted_pairs if self.dup_predicted_pairs else 1.0
+
+    @property
+    def dup_recall(self) -> float:
+        return self.dup_found / self.dup_true_pairs if self.dup_true_pairs else 1.0
+
+    def worst(self) -> tuple[tuple[float, str], tuple[float, str]]:
+        """(lowest precision, its category), (lowest recall, its category) over GRADED."""
+        return (min((self.precision(c), c) for c in GRADED),
+                min((self.recall(c), c) for c in GRADED))
+
+    def lines(self) -> list[str]:
+        width = max(len(c) for c in CATEGORIES) + 2
+        out = [f"turns graded: {self.turns} (unmatched: {self.unmatched_turns})",
+               "confusion (rows: truth, columns: predicted)",
+               " " * width + "".join(f"{c[:11]:>12}" for c in CATEGORIES)]
+        for truth in CATEGORIES:
+            cells = "".join(f"{self.confusion[truth, p]:>12}" for p in CATEGORIES)
+            out.append(f"{truth:<{width}}{cells}")
+        out.append(f"{'category':<{width}}{'precision':>12}{'recall':>12}")
+        for c in CATEGORIES:
+            out.append(f"{c:<{width}}{self.precision(c):>12.3f}{self.recall(c):>12.3f}")
+        out.append(f"duplicate pairs (Jaccard >= {DUP_THRESHOLD}): precision "
+                   f"{self.dup_precision:.3f} ({self.dup_correct}/{self.dup_predicted_pairs}), "
+                   f"recall {self.dup_recall:.3f} ({self.dup_found}/{self.dup_true_pairs})")
+        (p, pc), (r, rc) = self.worst()
+        out.append(f"worst category precision {p:.3f} ({pc}), recall {r:.3f} ({rc}); "
+                   f"duplicate pairs precision {self.dup_precision:.3f}, "
+                   f"recall {self.dup_recall:.3f}")
+        return out
+
+
+def grade(n: int, seed: int, work_dir: Path, domains: Sequence[str] | None = None,
+          workers: int = 1) -> GradeReport:
+    """Generate, ingest, run the quality stage and compare with the planted truth."""
+    from sources.catalog import make_spec
+    from sources.factory.scale import generate_corpus, source_name
+    from sources.schema import DOMAINS
+    from sources.tables import write_tables
+
+    domains = list(domains or DOMAINS)
+    corpus, data, out = work_dir / "corpus", work_dir / "data", work_dir / "quality"
+    generate_corpus(corpus, domains, n, seed)
+    specs = [make_spec(source_name(d), corpus / d / source_name(d), d) for d in domains]
+    write_tables(specs, data, domains)
+    run_quality_stage(data, out, domains, workers)
+    report = GradeReport()
+    _grade_turns(report, data, out, corpus / "_truth" / "turn_truth.parquet")
+    _grade_pairs(report, data, out, corpus / "_truth" / "duplicate_pairs.parquet")
+    return report
+
+
+def _grade_turns(report: GradeReport, data: Path, out: Path, truth: Path) -> None:
+    rows = duckdb.sql(f"""
+        SELECT t.category AS truth, l.category AS predicted, count(*) AS n
+        FROM read_parquet('{out}/turn_labels/*/part-0.parquet') AS l
+        JOIN read_parquet('{data}/raw_trajectories/*/part-0.parquet') AS tr USING (trajectory_id)
+        LEFT JOIN read_parquet('{truth}') AS t
+            ON t.source = tr.source AND t.file = tr.source_path AND t.turn_index = l.turn_index
+        GROUP BY ALL
+    """).fetchall()
+    for truth_category, predicted, n in rows:
+        if truth_category is None:
+            report.unmatched_turns += n
+            continue
+        report.confusion[truth_category, predicted] += n
+        report.turns += n
+
+
+def _grade_pairs(report: GradeReport, data: Path, out: Path, truth: Path) -> None:
+    from sources.factory.scale_text import jaccard
+
+    members = duckdb.sql(f"""
+        SELECT d.cluster_id, tr.source, tr.source_path
+        FROM read_parquet('{out}/trajectory_dedup/trajectory_dedup.parquet') AS d
+        JOIN read_parquet('{data}/raw_trajectories/*/part-0.parquet') AS tr USING (trajectory_id)
+        WHERE d.cluster_size > 1
+        ORDER BY d.cluster_id, tr.source, tr.source_path
+    """).fetchall()
+    clusters: dict[str, list[tuple[str, str]]] = {}
+    for cluster, source, path in members:
+        clusters.setdefault(cluster, []).append((source, path))
+    predicted = {frozenset(pair) for group in clusters.values()
+                 for pair in itertools.combinations(group, 2)}
+    planted = duckdb.sql(f"SELECT source, file_a, file_b, jaccard FROM read_parquet('{truth}')"
+                         ).fetchall()
+    positive = {frozenset({(s, a), (s, b)}) for s, a, b, j in planted if j >= DUP_THRESHOLD}
+    report.dup_true_pairs = len(positive)
+    report.dup_found = len(positive & predicted)
+    report.dup_predicted_pairs = len(predicted)
+    unplanted = [tuple(sorted(pair)) for pair in predicted - positive]
+    report.dup_correct = len(predicted & positive)
+    if unplanted:
+        texts = _trajectory_texts(data, {member for pair in unplanted for member in pair})
+        report.dup_correct += sum(
+            1 for a, b in unplanted
+            if a in texts and b in texts and jaccard(texts[a], texts[b]) >= DUP_THRESHOLD)
+
+
+def _trajectory_texts(data: Path, wanted: set[tuple[str, str]]) -> dict[tuple[str, str], str]:
+    """The generator's Jaccard text (task, then actions and observations) of some trajectories."""
+    con = duckdb.connect()
+    con.execute("CREATE TEMP TABLE wanted (source VARCHAR, source_path VARCHAR)")
+    con.executemany("INSERT INTO wanted VALUES (?, ?)", sorted(wanted))
+    rows = con.execute(f"""
+        SELECT tr.source, tr.source_path, tr.task, list(t.action ORDER BY t.turn_index),
+               list(t.observation ORDER BY t.turn_index)
+        FROM read_parquet('{data}/raw_trajectories/*/part-0.parquet') AS tr
+        JOIN wanted USING (source, source_path)
+        LEFT JOIN read_parquet('{data}/raw_turns/*/part-0.parquet') AS t USING (trajectory_id)
+        GROUP BY ALL
+    """).fetchall()
+    con.close()
+    texts = {}
+    for source, path, task, actions, observations in rows:
+        parts = [task]
+        for a, o in zip(actions or [], observations or [], strict=True):
+            if a is not None:
+                parts += [a, o]
+        texts[source, path] = "\n".join(parts)
+    return texts
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`worldtrace quality grade ...`; prints the report, the worst P and R last."""
+    parser = argparse.ArgumentParser(prog="worldtrace quality")
+    commands = parser.add_subparsers(dest="command", required=True)
+    sub = commands.add_parser("grade", help="grade labels and dedup against planted truth")
+    sub.add_argument("--trajectories", type=int, default=200, help="per domain")
+    sub.add_argument("--seed", type=int, default=0)
+    sub.add_argument("--domains", default="all", help="comma-separated, or all")
+    sub.add_argument("--work-dir", help="keep the corpus and outputs here (default: temp)")
+    sub.add_argument("--workers", type=int, default=1, help="processes for the partitions")
+    args = parser.parse_args(argv)
+    domains = None if args.domains == "all" else args.domains.split(",")
+    if args.work_dir:
+        report = grade(args.trajectories, args.seed, Path(args.work_dir), domains, args.workers)
+    else:
+        with tempfile.TemporaryDirectory(prefix="worldtrace-grade-") as tmp:
+            report = grade(args.trajectories, args.seed, Path(tmp), domains, args.workers)
+    print("\n".join(report.lines()))
+    return 0

@@ -1,0 +1,162 @@
+"""Turn categories and loss weights from the turn features (the `turn_labels` asset).
+
+`load_policy()` reads quality/policy.toml (or another policy file): thresholds and a loss weight
+per category, plus the file's short sha256, which `label_turns` writes into every row and into
+the Parquet metadata, so a table labelled under another policy is visibly different.
+`label_turns(features_path, out_path, policy)` applies quality/labels.sql in DuckDB.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tomllib
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow.parquet as pq
+
+from quality.batches import atomic_path
+from quality.patterns import sql_literal
+from quality.sql import load_sql, query_arrow
+
+CATEGORIES: tuple[str, ...] = ("empty", "error", "unchanged", "echo", "boilerplate",
+                               "informative")
+DEFAULT_POLICY = Path(__file__).with_name("policy.toml")
+POLICY_HASH_CHARS = 12
+
+_THRESHOLDS: dict[str, tuple[str, ...]] = {
+    "empty": ("max_content_chars",),
+    "error": (),
+    "unchanged": ("max_novel_shingles", "min_jaccard_prev", "min_jaccard_max_prev",
+                  "min_overlap_context"),
+    "echo": ("min_overlap_action", "max_novelty", "min_overlap_action_with_context",
+             "min_new_words_in_action", "max_novelty_new_words", "max_own_words"),
+    "boilerplate": ("min_trajectories", "min_trajectory_share"),
+    "informative": (),
+}
+
+LABEL_COLUMN_DOCS: dict[str, str] = {
+    "category": "empty, error, unchanged, echo, boilerplate or informative (policy.toml)",
+    "loss_weight": "weight of the observation's tokens in the training loss, in [0, 1]",
+    "policy_version": "the policy file's `version`",
+    "policy_hash": "first 12 hex digits of the policy file's sha256",
+}
+
+
+@dataclass(frozen=True)
+class Policy:
+    """A parsed policy file: thresholds per category, a loss weight per category, its hash."""
+
+    version: int
+    hash: str
+    thresholds: dict[str, dict[str, float]]
+    loss_weights: dict[str, float]
+    path: str = ""
+
+    def __str__(self) -> str:
+        return f"policy_v{self.version}_{self.hash}"
+
+    def sql_params(self) -> dict[str, Any]:
+        """The named parameters of labels.sql."""
+        params: dict[str, Any] = {"policy_version": self.version, "policy_hash": self.hash}
+        for category, values in self.thresholds.items():
+            params.update({f"{category}_{key}": value for key, value in values.items()})
+        params.update({f"{c}_loss_weight": float(w) for c, w in self.loss_weights.items()})
+        return params
+
+
+def policy_hash(data: bytes) -> str:
+    """Short sha256 of a policy file's bytes."""
+    return hashlib.sha256(data).hexdigest()[:POLICY_HASH_CHARS]
+
+
+def load_policy(path: Path = DEFAULT_POLICY) -> Policy:
+    """Parse and check a policy TOML: every category, every threshold, weights in [0, 1]."""
+    data = Path(path).read_bytes()
+    document = tomllib.loads(data.decode("utf-8"))
+    missing = [c for c in CATEGORIES if not isinstance(document.get(c), dict)]
+    if missing or not isinstance(document.get("version"), int):
+        raise ValueError(f"{path}: needs an integer `version` and tables {', '.join(CATEGORIES)}"
+                         f" (missing: {', '.join(missing) or 'version'})")
+    thresholds: dict[str, dict[str, float]] = {}
+    weights: dict[str, float] = {}
+    for category in CATEGORIES:
+        section = document[category]
+        expected = set(_THRESHOLDS[category]) | {"loss_weight"}
+        if set(section) != expected:
+            raise ValueError(f"{path} [{category}]: expected keys {sorted(expected)}, "
+                             f"got {sorted(section)}")
+        weight = section["loss_weight"]
+        if not isinstance(weight, (int, float)) or not 0.0 <= weight <= 1.0:
+            raise ValueError(f"{path} [{category}]: loss_weight must be in [0, 1], got {weight!r}")
+        weights[category] = float(weight)
+        thresholds[category] = {k: section[k] for k in _THRESHOLDS[category]}
+    return Policy(document["version"], policy_hash(data), thresholds, weights, str(path))
+
+
+@dataclass
+class LabelStats:
+    """Counters of one labelling run."""
+
+    policy: str = ""
+    turns: int = 0
+    categories: Counter = field(default_factory=Counter)
+    weight_histogram: Counter = field(default_factory=Counter)  # loss_weight -> turns
+
+    def share(self, category: str) -> float:
+        return self.categories[category] / self.turns if self.turns else 0.0
+
+
+def label_turns(features_path: Path, out_path: Path, policy: Policy | None = None
+                ) -> LabelStats:
+    """Write one labelled row per turn of `features_path` to `out_path` (Parquet, atomic)."""
+    policy = policy or load_policy()
+    con = duckdb.connect()
+    try:
+        con.execute("CREATE TEMP VIEW features AS SELECT * FROM read_parquet("
+                    f"{sql_literal(str(features_path))}, file_row_number = true)")
+        table = query_arrow(con, load_sql("labels.sql"), policy.sql_params())
+    finally:
+        con.close()
+    metadata = {b"policy_hash": policy.hash.encode(), b"policy_version": str(policy.version)
+                .encode(), b"policy": str(policy).encode()}
+    table = table.replace_schema_metadata(metadata)
+    with atomic_path(Path(out_path)) as tmp:
+        pq.write_table(table, tmp, compression="zstd")
+    stats = LabelStats(policy=str(policy), turns=table.num_rows)
+    stats.categories.update(table["category"].to_pylist())
+    stats.weight_histogram.update(table["loss_weight"].to_pylist())
+    return stats
+
+
+def examples_markdown(labels_path: Path, turns_path: Path, per_category: int = 2,
+                      max_chars: int = 240) -> str:
+    """A Markdown preview: the first turns of each category, action and observation cut short."""
+    con = duckdb.connect()
+    try:
+        rows = con.execute(
+            """
+            SELECT l.category, l.trajectory_id, l.turn_index, t.action, t.observation
+            FROM read_parquet(?) AS l
+            JOIN read_parquet(?) AS t USING (trajectory_id, turn_index)
+            QUALIFY row_number() OVER (PARTITION BY l.category
+                                       ORDER BY l.trajectory_id, l.turn_index) <= ?
+            ORDER BY l.category, l.trajectory_id, l.turn_index
+            """,
+            [str(labels_path), str(turns_path), per_category],
+        ).fetchall()
+    finally:
+        con.close()
+    lines = ["| category | turn | action | observation |", "|---|---|---|---|"]
+    for category, traj, turn, action, observation in rows:
+        lines.append(f"| {category} | {traj}#{turn} | {_cell(action, max_chars)} | "
+                     f"{_cell(observation, max_chars)} |")
+    return "\n".join(lines)
+
+
+def _cell(text: str | None, limit: int) -> str:
+    text = (text or "").replace("\n", " ⏎ ").replace("|", "\\|")
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,141 @@
+"""Text patterns behind two features: `is_error` (error text) and `content_chars` (empty output).
+
+Both are RE2 regular expressions (DuckDB's `regexp_matches` / `regexp_replace`), applied to the
+first and last `head_tail_chars` characters of an observation: an error message sits at the start
+(`bash: foo: command not found`) or at the end (a Python traceback's last line), and scanning the
+middle of a 50 KB page for the word "error" would mostly find content, not failures.
+
+Flags win over text: `is_error` is true when the format says so (`is_error`), when a process
+exited non-zero, and only when the format carries no exit code at all do the patterns decide
+(see features.sql). An exit code of 0 is trusted; `is_error = false` is not, because many MCP
+servers report failures as ordinary text results.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+# Every format: messages that runtimes, shells and tools print when something failed.
+GENERIC_ERRORS: tuple[str, ...] = (
+    # Python's traceback header.
+    r"(?m)^\s*Traceback \(most recent call last\):",
+    # A line that starts with an exception or error name: "ValueError: ...", "error: ...",
+    # "fatal: not a git repository", "panic: ...", "Error: ENOENT", "Network Error: ...",
+    # "Fatal error: ...", "Failed to connect ...".
+    r"(?m)^\s*[A-Za-z_.]*(Error|Exception)(:|$)",
+    r"(?im)^\s*([a-z]+ )?(error|fatal|panic)(\[[\w-]+\])?\s*:",
+    r"(?im)^\s*failed to\b",
+    # A log line at an error level ("[ERROR]: ...", "ERROR 2024-01-01 ..."), apt's "E: ".
+    r"(?m)^\s*\[?(ERROR|FATAL|CRITICAL)\b",
+    r"(?m)^E: ",
+    # A message naming an exception class ("... failed. Error: HTTPError: ...") or an HTTP error
+    # status as requests and curl print it.
+    r"\bError: [A-Z]\w*(Error|Exception)\b",
+    r"(?i)\b[45][0-9]{2} (client error|server error|bad request|unauthorized|forbidden"
+    r"|not found|too many requests|internal server error|bad gateway|service unavailable)\b",
+    # A named thing that is not there, as file tools say it ("File foo.py not found").
+    r"(?im)^\s*(file|directory|folder|module|package|path|command)\s+\S+\s+"
+    r"(not found|does not exist)",
+    # coreutils / shell wording.
+    r"(?i)(command not found|no such file or directory|permission denied|segmentation fault"
+    r"|is not recognized as an internal or external command|cannot access '|not a directory)",
+    # Exit status spelled out by a harness: mini-swe-agent's <returncode>1</returncode>,
+    # OpenHands' "[Command finished with exit code 1]", "exit status 2", "return code: 127".
+    r"(?i)(exit code|exit status|return ?code)\W{0,3}-?[1-9][0-9]*",
+)
+
+# Tool results (MCP, function calling): the error object or flag of the protocol, or a text
+# result that opens with the failure ("Error executing tool ...", "Failed to ...").
+TOOL_ERRORS: tuple[str, ...] = (
+    r'"(isError|is_error)"\s*:\s*true',
+    r'\A\s*\{\s*"error"\s*:',
+    r'"status"\s*:\s*"(error|failed|failure)"',
+    r'"success"\s*:\s*false',
+    r"(?i)\A\s*(\[\s*)?(error|failed|failure|exception)\b",
+    r'(?i)"text"\s*:\s*"(error|failed|failure|exception)\b',
+)
+
+# Web pages: the browser's or the server's error page.
+PAGE_ERRORS: tuple[str, ...] = (
+    r"(?i)(404 not found|page not found|500 internal server error|502 bad gateway"
+    r"|this site can.t be reached)",
+    # Chromium's net error codes (ERR_CONNECTION_REFUSED, ...), upper case only.
+    r"\bERR_[A-Z_]{4,}\b",
+)
+
+# GUI screens (Android UI element lists, desktop accessibility trees): the system's own error
+# surfaces, which the agent's next action has to deal with.
+UI_ERRORS: tuple[str, ...] = (
+    # Android's app-crash and not-responding dialogs (their buttons are android:id/aerr_*).
+    r"android:id/aerr_",
+    r"(?i)\b(keeps stopping|has stopped|isn.t responding|is not responding)\b",
+    # A toast that reports a failure.
+    r'(?i)\bToast\b[^\n]*"[^"\n]*(error|failed|went wrong|couldn.t|can.t|cannot|unable'
+    r'|no app found|not found)',
+    # An alert or dialog element called Error, and the sentences such dialogs carry.
+    r"(?im)^[\s\[\]\d]*(alert|dialog)\b[^\n]*\berror\b",
+    r"(?i)\b(could not|couldn.t|unable to|failed to) (open|save|find|load|read|write|connect"
+    r"|access|be saved|be found|be opened)\b",
+)
+
+# observation_format -> extra patterns on top of GENERIC_ERRORS.
+FORMAT_ERRORS: dict[str, tuple[str, ...]] = {
+    "json_rpc": TOOL_ERRORS,
+    "tool_result_json": TOOL_ERRORS,
+    "tool_result_text": TOOL_ERRORS,
+    "a11y_tree": PAGE_ERRORS + UI_ERRORS,
+    "html": PAGE_ERRORS,
+    "page_text": PAGE_ERRORS,
+    "ui_elements": UI_ERRORS,
+}
+
+# Removed before counting an observation's content characters: text that harnesses print in
+# place of an empty output. An observation with no letter or digit left is `empty`.
+EMPTY_OUTPUT_WRAPPERS: tuple[str, ...] = (
+    # mini-swe-agent: "<returncode>0</returncode>\n<output>\n</output>".
+    r"<returncode>\s*0\s*</returncode>",
+    r"</?output>",
+    # OpenHands, and MCP terminal servers (Toolathlon): the bare exit status.
+    r"\[Command finished with exit code 0\]",
+    r"(?i)command (completed|finished) with (exit|return) code:? 0\.?",
+    # Terminus (Harbor, Terminal-Bench) wraps every screen in these headers.
+    r"(?i)(current terminal state|new terminal output|current terminal screen):",
+    # A line that is only a shell prompt (root@4c2a9f1e8b3d:/app#, user@host:~$).
+    r"(?m)^[ \t]*[\w.-]+@[\w.-]+:[~/\w.-]*[#$][ \t]*$",
+    # A screenshot reference standing in for an image (sources/osworld.py writes these).
+    r"(?im)^screenshot: \S+\.(png|jpe?g|gif|webp|bmp)[ \t]*$",
+    # The frame of an MCP text content block, {"type":"text","text":"...","annotations":null},
+    # and the JSON escapes inside it: what is left is the tool's own text.
+    r'\{\s*"type"\s*:\s*"text"\s*,\s*"text"\s*:\s*"',
+    r'"\s*,\s*"annotations"\s*:\s*null\s*\}',
+    r"\\[nrt]",
+    # The JSON-RPC envelope of a response, and an empty MCP result.
+    r'"jsonrpc"\s*:\s*"2\.0"',
+    r'"id"\s*:\s*[0-9]+',
+    r'"result"\s*:',
+    r'"content"\s*:\s*\[\s*\]',
+)
+
+
+# A JSON-RPC message's "id" counts the messages of the session: the same result gets another id
+# in every run, so ids are set to 0 before shingling (in texts that say "jsonrpc" only).
+JSONRPC_ID = r'"id"\s*:\s*[0-9]+'
+
+
+def normalise_protocol_ids(texts: pl.Series) -> pl.Series:
+    """The texts with JSON-RPC message ids replaced by 0."""
+    is_rpc = texts.str.contains('"jsonrpc"', literal=True).fill_null(False)
+    if not is_rpc.any():
+        return texts
+    replaced = texts.str.replace_all(JSONRPC_ID, '"id":0')
+    return pl.select(pl.when(is_rpc).then(replaced).otherwise(texts)).to_series()
+
+
+def sql_literal(text: str) -> str:
+    """A SQL string literal (single quotes doubled)."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+def any_of(patterns: tuple[str, ...]) -> str:
+    """One RE2 alternation of the patterns (each in its own group)."""
+    return "|".join(f"(?:{p})" for p in patterns)

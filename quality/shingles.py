@@ -1,0 +1,214 @@
+"""Word n-gram shingles, hashed in bulk: polars splits and hashes the words, numpy joins them.
+
+A text becomes the set of its word n-grams ("shingles"), each one a 64-bit hash. Building the
+n-gram strings in Python is what makes naive MinHash slow (a Python object per shingle), so
+nothing here touches a single word in Python:
+
+1. polars lowercases the texts, turns separators into spaces and splits, one column of words;
+2. polars hashes every word to 64 bits (`Series.hash`, fixed seed: stable within a polars
+   version, which is all a run needs; nothing stores word hashes);
+3. numpy combines n consecutive word hashes into the shingle hash,
+   `mix64(sum_k C_k * w[j+k])` over odd 64-bit constants `C_k`, with no n-gram crossing a text's
+   end. A text with 1 to n-1 words is one shingle of all its words; a text with none has none.
+
+Identifier masking (`mask_ids`, turn features only): a word of 6 or more characters with a
+digit in it (a container hostname in a shell prompt `root@4c2a9f1e8b3d:/app#`, a UUID part, a
+request id, a timestamped screenshot name) hashes as one placeholder word. Such ids differ
+between runs of the same template, so without the mask every shell prompt would make a
+terminal's canned output look new in each trajectory. Short numbers (counts, prices, exit codes,
+line numbers) keep their value: they are what a world model has to predict.
+
+Two tokenisations:
+- `whitespace` (dedup, and the benchmark): words are what `text.lower().split()` gives; this is
+  the definition the planted duplicate truth uses (word 5-grams of the lowercased text).
+- `words` (turn features): JSON string escapes (`\\n`, `\\"`) and ASCII punctuation also
+  separate words, so `{"path": "/a/b.py"}` and `/a/b.py` share their words `a b py`. Real
+  observations are often the action's text re-quoted (a diff of the edit, a tool result echoing
+  its JSON arguments), and whitespace words would miss every such match.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+
+Tokens = Literal["whitespace", "words"]
+
+# What Python's str.split() treats as whitespace, beyond the ASCII space.
+_WHITESPACE = [
+    "\t", "\n", "\x0b", "\x0c", "\r", "\x1c", "\x1d", "\x1e", "\x1f", "\x85", "\xa0", "\u1680",
+    *[chr(c) for c in range(0x2000, 0x200B)], "\u2028", "\u2029", "\u202f", "\u205f", "\u3000",
+]
+# Escapes of a JSON string first (two characters each, matched before a lone backslash).
+_JSON_ESCAPES = ["\\n", "\\t", "\\r", '\\"', "\\\\", "\\/"]
+_PUNCTUATION = [c for c in "!\"#$%&'()*+,-./:;<=>?@[\\]^`{|}~"] + list("“”‘’–—…•«»·")
+_SEPARATORS: dict[Tokens, list[str]] = {
+    "whitespace": _WHITESPACE,
+    "words": _JSON_ESCAPES + _WHITESPACE + _PUNCTUATION,
+}
+
+_WORD_HASH_SEED = 20250101
+_ID_PLACEHOLDER = np.uint64(0x5A17_1D5A_17ED_0001)  # the hash every masked identifier gets
+_DIGITS = list("0123456789")
+_ID_MIN_CHARS = 6
+_MAX_SLICES = 8  # texts are tokenised in up to this many slices in parallel
+_MIN_SLICE_TEXTS = 2000
+# Odd multipliers (from splitmix64's golden-ratio sequence) weighting the n positions of a gram,
+# and one more marking "a short text of L words" so it cannot equal a full n-gram.
+_POSITION_MULTIPLIERS = np.array(
+    [0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB, 0xD6E8FEB86659FD93,
+     0xA0761D6478BD642F, 0xE7037ED1A0B428DB, 0x8EBC6AF09C88C6E3, 0x589965CC75374CC3],
+    dtype=np.uint64,
+)
+_SHORT_TEXT_MULTIPLIER = np.uint64(0x1D8E4E27C47D124F)
+
+
+@dataclass(frozen=True)
+class ShingleConfig:
+    """How texts become shingles: n words a gram, and which tokenisation."""
+
+    ngram: int = 5
+    tokens: Tokens = "whitespace"
+    mask_ids: bool = False
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.ngram <= len(_POSITION_MULTIPLIERS):
+            raise ValueError(f"ngram must be in 1..{len(_POSITION_MULTIPLIERS)}, got {self.ngram}")
+        if self.tokens not in _SEPARATORS:
+            raise ValueError(f"tokens must be one of {sorted(_SEPARATORS)}, got {self.tokens!r}")
+
+    def __str__(self) -> str:
+        return f"{self.ngram}ng_{self.tokens}" + ("_maskids" if self.mask_ids else "")
+
+
+@dataclass
+class Shingled:
+    """Shingle hashes of many texts, one flat array: text i owns hashes[offsets[i]:offsets[i+1]].
+
+    Hashes keep repeats (a MinHash does not care); use `unique_per_text` for sets.
+    """
+
+    hashes: np.ndarray  # uint64
+    offsets: np.ndarray  # int64, len = number of texts + 1
+
+    @property
+    def n_texts(self) -> int:
+        return len(self.offsets) - 1
+
+    def counts(self) -> np.ndarray:
+        """Shingles per text (with repeats)."""
+        return np.diff(self.offsets)
+
+    def text_ids(self) -> np.ndarray:
+        """For every hash, the index of its text."""
+        return np.repeat(np.arange(self.n_texts, dtype=np.int64), self.counts())
+
+
+def word_hashes(texts: Sequence[str] | pa.Array | pa.ChunkedArray | pl.Series,
+                tokens: Tokens = "whitespace", mask_ids: bool = False
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """64-bit hashes of every word of every text, and each text's offsets into them.
+
+    The texts are cut into slices that polars tokenises in parallel (one lazy query each)."""
+    series = texts if isinstance(texts, pl.Series) else pl.Series("text", texts, dtype=pl.String)
+    n = len(series)
+    frame = pl.DataFrame({"text": series.fill_null("")}).with_row_index("text_index")
+    slices = max(1, min(_MAX_SLICES, n // _MIN_SLICE_TEXTS))
+    size = n // slices + 1
+    words = pl.concat([_words_query(frame.slice(k * size, size).lazy(), tokens, mask_ids)
+                       for k in range(slices)]).collect()
+    owner = words["text_index"].to_numpy()
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(owner, minlength=n), out=offsets[1:])
+    return np.ascontiguousarray(words["h"].to_numpy(), dtype=np.uint64), offsets
+
+
+def _words_query(frame: pl.LazyFrame, tokens: Tokens, mask_ids: bool) -> pl.LazyFrame:
+    separators = _SEPARATORS[tokens]
+    # leftmost: where patterns overlap, the first listed wins (the escape "\\n" before "\\").
+    cleaned = pl.col("text").str.to_lowercase().str.replace_many(
+        separators, [" "] * len(separators), leftmost=True)
+    word = pl.col("word")
+    hashed = word.hash(seed=_WORD_HASH_SEED)
+    if mask_ids:
+        id_like = (word.str.len_chars() >= _ID_MIN_CHARS) & word.str.contains_any(_DIGITS)
+        hashed = pl.when(id_like).then(pl.lit(_ID_PLACEHOLDER, dtype=pl.UInt64)).otherwise(hashed)
+    return (frame.select("text_index", word=cleaned.str.split(" "))
+            .explode("word")
+            .filter(word.str.len_bytes() > 0)  # runs of separators leave empty pieces
+            .select("text_index", h=hashed))
+
+
+def _mix64(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser, in place: spreads a linear combination over all 64 bits."""
+    tmp = np.empty_like(x)
+    for shift, multiplier in ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB), (31, None)):
+        np.right_shift(x, np.uint64(shift), out=tmp)
+        np.bitwise_xor(x, tmp, out=x)
+        if multiplier is not None:
+            np.multiply(x, np.uint64(multiplier), out=x)
+    return x
+
+
+def shingle_words(hashes: np.ndarray, offsets: np.ndarray, ngram: int) -> Shingled:
+    """Join the word hashes of each text (offsets) into its n-gram shingle hashes."""
+    lengths = np.diff(offsets)
+    n_words = len(hashes)
+    full = np.maximum(lengths - ngram + 1, 0)  # n-grams per text with at least n words
+    short = (lengths > 0) & (lengths < ngram)  # texts that become one shingle of all words
+    out_offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(full + short, out=out_offsets[1:])
+    with np.errstate(over="ignore"):
+        if n_words >= ngram and full.any():
+            starts = n_words - ngram + 1
+            acc = hashes[:starts] * _POSITION_MULTIPLIERS[0]
+            for k in range(1, ngram):
+                acc += hashes[k : k + starts] * _POSITION_MULTIPLIERS[k]
+            # an n-gram may not start in the last n - 1 words of its text
+            invalid = np.zeros(n_words, dtype=bool)
+            for k in range(1, ngram):
+                last = offsets[1:] - k
+                invalid[last[last >= offsets[:-1]]] = True
+            grams = acc[~invalid[:starts]]
+        else:
+            grams = np.zeros(0, dtype=np.uint64)
+        if short.any():
+            first, length = offsets[:-1][short], lengths[short]
+            one = length.astype(np.uint64) * _SHORT_TEXT_MULTIPLIER
+            for k in range(ngram - 1):
+                has = k < length
+                one[has] += hashes[first[has] + k] * _POSITION_MULTIPLIERS[k]
+            # full n-grams of the other texts fill every slot but the short texts' own
+            out = np.empty(int(out_offsets[-1]), dtype=np.uint64)
+            slot = np.zeros(len(out), dtype=bool)
+            slot[out_offsets[:-1][short]] = True
+            out[~slot] = grams
+            out[slot] = one
+        else:
+            out = grams
+        _mix64(out)
+    return Shingled(out, out_offsets)
+
+
+def shingle(texts: Sequence[str] | pa.Array | pa.ChunkedArray | pl.Series,
+            config: ShingleConfig = ShingleConfig()) -> Shingled:
+    """Shingle hashes of every text (see module docstring)."""
+    hashes, offsets = word_hashes(texts, config.tokens, config.mask_ids)
+    return shingle_words(hashes, offsets, config.ngram)
+
+
+def unique_per_text(shingled: Shingled) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct shingles of each text: (text index, hash) pairs sorted by text then hash."""
+    text = shingled.text_ids()
+    order = np.lexsort((shingled.hashes, text))
+    text, hashes = text[order], shingled.hashes[order]
+    if len(hashes) == 0:
+        return text, hashes
+    first = np.ones(len(hashes), dtype=bool)
+    first[1:] = (hashes[1:] != hashes[:-1]) | (text[1:] != text[:-1])
+    return text[first], hashes[first]

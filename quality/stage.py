@@ -1,0 +1,88 @@
+"""The whole quality stage over a data directory, outside Dagster (grading, benchmarks).
+
+Per domain partition: turn features, then labels; the partitions are independent, so they can
+run in `workers` processes, as Dagster's multiprocess executor runs the partitions of the
+`turn_features` and `turn_labels` assets. Then dedup across all partitions (cross-shard, like the
+`trajectory_dedup` asset). Output layout mirrors the assets:
+
+    {out}/turn_features/domain=<d>/part-0.parquet
+    {out}/turn_labels/domain=<d>/part-0.parquet
+    {out}/trajectory_dedup/{trajectory_dedup,duplicate_pairs,signatures}.parquet
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import resource
+import time
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from quality.dedup import DedupConfig, DedupStats, dedup_trajectories
+from quality.features import FeatureConfig, FeatureStats, compute_turn_features
+from quality.labels import LabelStats, label_turns, load_policy
+
+
+def partition(data_dir: Path, table: str, domain: str) -> Path:
+    """{dir}/{table}/domain={domain}/part-0.parquet"""
+    return Path(data_dir) / table / f"domain={domain}" / "part-0.parquet"
+
+
+@dataclass
+class StageReport:
+    """Stats of every step, wall seconds per phase, and peak RSS (MB) of this process and of
+    the largest worker."""
+
+    features: dict[str, FeatureStats] = field(default_factory=dict)
+    labels: dict[str, LabelStats] = field(default_factory=dict)
+    dedup: DedupStats | None = None
+    wall_seconds: dict[str, float] = field(default_factory=dict)
+    peak_rss_mb: float = 0.0
+    worker_peak_rss_mb: float = 0.0
+
+
+def _features_and_labels(data_dir: Path, out_dir: Path, domain: str, config: FeatureConfig,
+                         policy_path: Path | None) -> tuple[str, FeatureStats, LabelStats, float]:
+    features = partition(out_dir, "turn_features", domain)
+    f_stats = compute_turn_features(partition(data_dir, "raw_turns", domain), features, config)
+    clock = time.perf_counter()
+    policy = load_policy(policy_path) if policy_path else load_policy()
+    l_stats = label_turns(features, partition(out_dir, "turn_labels", domain), policy)
+    l_stats_seconds = time.perf_counter() - clock
+    return domain, f_stats, l_stats, l_stats_seconds
+
+
+def run_quality_stage(data_dir: Path, out_dir: Path, domains: Sequence[str], workers: int = 1,
+                      features: FeatureConfig | None = None, dedup: DedupConfig | None = None,
+                      policy_path: Path | None = None) -> StageReport:
+    """Features and labels per domain (in `workers` processes), then dedup across domains."""
+    features = features or FeatureConfig()
+    dedup = dedup or DedupConfig()
+    report = StageReport()
+    present = [d for d in domains if partition(data_dir, "raw_turns", d).exists()]
+    clock = time.perf_counter()
+    jobs = [(data_dir, out_dir, d, features, policy_path) for d in present]
+    if workers > 1 and len(present) > 1:
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+            results = list(pool.map(_features_and_labels, *zip(*jobs, strict=True)))
+    else:
+        results = [_features_and_labels(*job) for job in jobs]
+    label_seconds = 0.0
+    for domain, f_stats, l_stats, seconds in results:
+        report.features[domain] = f_stats
+        report.labels[domain] = l_stats
+        label_seconds += seconds
+    report.wall_seconds["features + labels"] = time.perf_counter() - clock
+    report.wall_seconds["labels (sum over partitions)"] = label_seconds
+    clock = time.perf_counter()
+    report.dedup = dedup_trajectories(
+        [partition(data_dir, "raw_trajectories", d) for d in present],
+        [partition(data_dir, "raw_turns", d) for d in present],
+        out_dir / "trajectory_dedup", dedup)
+    report.wall_seconds["dedup"] = time.perf_counter() - clock
+    report.peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    report.worker_peak_rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    return report

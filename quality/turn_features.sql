@@ -1,0 +1,81 @@
+-- Features of every turn of one batch of whole trajectories (all but the corpus frequencies).
+--
+-- Input `turns`: the raw_turns rows, plus
+--   traj, turn      the trajectory's number in the batch and the turn's 0-based ordinal in it;
+--   obs_shingles, in_action, in_context, novel, in_prev_obs, new_words, new_words_from_action,
+--   own_words       set counts of the observation (quality/observation_sets.py);
+--   short_max_jaccard  exact best Jaccard with an earlier small observation (short_pairs.sql);
+--   long_max_jaccard   MinHash estimate of it for pairs with a large one (max_jaccard.py).
+-- The window `trajectory` walks each trajectory's turns in order. Shares are NULL for an
+-- observation without shingles, comparisons with the previous turn NULL on the first turn.
+--
+-- The error and empty-output patterns (the two braced placeholders) come from quality/patterns.py.
+
+WITH texts AS (
+    SELECT
+        *,
+        length(observation) AS obs_chars,
+        length(action) AS action_chars,
+        -- the start and end of a long observation; see patterns.py
+        CASE WHEN length(observation) <= 2 * $head_tail_chars THEN observation
+             ELSE left(observation, $head_tail_chars) || chr(10)
+                  || right(observation, $head_tail_chars)
+        END AS head_tail
+    FROM turns
+),
+measured AS (
+    SELECT
+        *,
+        regexp_replace(head_tail, {empty_wrappers}, '', 'g') AS unwrapped,
+        CASE
+            WHEN is_error THEN 'flag'
+            WHEN exit_code <> 0 THEN 'exit_code'
+            WHEN exit_code IS NULL AND ({error_text}) THEN 'pattern'
+        END AS error_source,
+        in_prev_obs / (obs_shingles + lag(obs_shingles) OVER trajectory - in_prev_obs)
+            AS jaccard_with_prev
+    FROM texts AS t
+    WINDOW trajectory AS (PARTITION BY traj ORDER BY turn)
+)
+SELECT
+    trajectory_id,
+    turn_index,
+    domain,
+    source,
+    source_format,
+    action_kind,
+    observation_format,
+    tool_name,
+    obs_chars,
+    action_chars,
+    -- what is left once a harness's "no output" markup is removed; 0 with no letter or digit
+    CASE WHEN regexp_matches(unwrapped, '[\pL\pN]') THEN length(trim(unwrapped)) ELSE 0 END
+        AS content_chars,
+    obs_shingles,
+    CASE WHEN obs_shingles > 0 THEN novel END AS novel_shingles,
+    CASE WHEN obs_shingles > 0 THEN new_words END AS new_words,
+    CASE WHEN obs_shingles > 0 THEN own_words END AS own_words,
+    -- of the observation's new words, the share the action brought (typed text showing up)
+    new_words_from_action / nullif(new_words, 0) AS new_words_in_action,
+    in_action / nullif(obs_shingles, 0) AS overlap_action,
+    in_context / nullif(obs_shingles, 0) AS overlap_context,
+    novel / nullif(obs_shingles, 0) AS novelty,
+    -- |O & O_prev| / |O u O_prev|
+    CASE WHEN turn > 0 AND obs_shingles > 0 THEN jaccard_with_prev END AS jaccard_prev,
+    CASE WHEN turn > 0 AND obs_shingles > 0 THEN
+        greatest(jaccard_with_prev, coalesce(short_max_jaccard, 0),
+                 coalesce(long_max_jaccard, 0))
+    END AS jaccard_max_prev,
+    obs_chars / nullif(lag(obs_chars) OVER trajectory, 0) AS length_ratio_prev,
+    obs_chars / nullif(action_chars, 0) AS length_ratio_action,
+    -- the action (2+ characters, stripped) appears verbatim in the observation: a terminal
+    -- echoing the command line, where a short command has no 3-gram to match
+    length(trim(action, ' ' || chr(9) || chr(10) || chr(13))) >= 2
+        AND contains(lower(observation), lower(trim(action, ' ' || chr(9) || chr(10) || chr(13))))
+        AS action_in_observation,
+    error_source IS NOT NULL AS is_error,
+    error_source,
+    traj_seq
+FROM measured
+WINDOW trajectory AS (PARTITION BY traj ORDER BY turn)
+ORDER BY traj, turn

@@ -1,0 +1,55 @@
+"""The quality assets on a real Dagster instance, over the real fixtures."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import dagster as dg
+import pyarrow.parquet as pq
+import pytest
+
+from assets.ingest import raw_traces
+from assets.quality import trajectory_dedup, turn_features, turn_labels
+from assets.resources import WorldtraceStorage
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+QUALITY_ASSETS = [raw_traces, turn_features, turn_labels, trajectory_dedup]
+
+
+def materialize_fixtures(data_dir: Path, domain: str) -> dg.ExecuteInProcessResult:
+    storage = WorldtraceStorage(data_dir=str(data_dir),
+                                catalog=str(REPO_ROOT / "sources.example.toml"))
+    return dg.materialize(QUALITY_ASSETS, partition_key=domain, resources={"storage": storage})
+
+
+@pytest.mark.parametrize("domain", ["web", "swe", "mcp", "terminal", "search", "android", "os"])
+def test_quality_assets_materialize_on_fixtures_with_passing_checks(
+    traces_dir: Path, tmp_path: Path, domain: str
+) -> None:
+    result = materialize_fixtures(tmp_path, domain)
+    assert result.success
+    failed = [(c.asset_key.to_user_string(), c.check_name)
+              for c in result.get_asset_check_evaluations() if not c.passed]
+    assert failed == []
+    materialized = {e.asset_key.to_user_string() for e in result.get_asset_materialization_events()}
+    assert {"turn_features", "turn_labels", "trajectory_dedup"} <= materialized
+    labels = pq.read_table(tmp_path / "turn_labels" / f"domain={domain}" / "part-0.parquet")
+    turns = pq.read_metadata(tmp_path / "raw_turns" / f"domain={domain}" / "part-0.parquet")
+    assert labels.num_rows == turns.num_rows > 0
+    weights = labels["loss_weight"].to_pylist()
+    assert all(0.0 <= weight <= 1.0 for weight in weights)
+
+
+def test_webarena_pages_that_did_not_change_are_unchanged(traces_dir: Path, tmp_path: Path) -> None:
+    """render_16.html: the agent's actions failed to parse (`none`), so the OpenStreetMap page
+    stayed the same after every one of them."""
+    assert materialize_fixtures(tmp_path, "web").success
+    turns = pq.read_table(tmp_path / "raw_turns" / "domain=web" / "part-0.parquet").to_pylist()
+    labels = pq.read_table(tmp_path / "turn_labels" / "domain=web" / "part-0.parquet").to_pylist()
+    category = {(row["trajectory_id"], row["turn_index"]): row["category"] for row in labels}
+    for previous, turn in itertools.pairwise(turns):
+        same_trajectory = previous["trajectory_id"] == turn["trajectory_id"]
+        if same_trajectory and turn["observation"] == previous["observation"]:
+            assert category[turn["trajectory_id"], turn["turn_index"]] == "unchanged"
+    assert sum(c == "unchanged" for c in category.values()) >= 2

@@ -1,0 +1,150 @@
+"""Turn features on hand-built trajectories, with the numbers worked out by hand.
+
+Shingles are word 3-grams ("alpha beta gamma delta" has two: alpha-beta-gamma, beta-gamma-delta);
+a text of one or two words is a single shingle of all of them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from quality_rows import trajectory, write_partition
+
+from quality.features import FEATURE_COLUMN_DOCS, FeatureConfig, compute_turn_features
+
+CANNED = "Welcome to the portal. Please sign in to continue with your account."
+
+
+def hand_made() -> dict:
+    trajectories = {
+        "t1.json": trajectory("explore", [
+            ("ls", "alpha beta gamma delta"),
+            ("cat alpha", "alpha beta gamma delta"),
+            ("echo one two three", "one two three four"),
+            ("printf hi", ""),
+            ("python x.py", 'Traceback (most recent call last):\n  File "x.py", line 1\n'
+                            "ValueError: bad"),
+        ]),
+        "t2.json": trajectory("flags", [
+            ("false", "nothing here", {"exit_code": 1}),
+            ("call", "ok fine", {"is_error": True}),
+            ("true", "Error: this text says error but the exit code is 0", {"exit_code": 0}),
+            ("x", "<returncode>0</returncode>\n<output>\n</output>"),
+            ("mkdir -p src/x", "$ mkdir -p src/x\n$ "),
+        ]),
+        "t3.json": trajectory("revisit", [
+            ("open red", "red green blue yellow"),
+            ("open cat", "cat dog bird fish"),
+            ("back", "red green blue yellow"),
+        ]),
+    }
+    for k in range(6):  # the same canned page in six trajectories
+        trajectories[f"login{k}.json"] = trajectory(f"task {k}", [
+            (f"goto site{k}", CANNED), (f"read page {k}", f"page {k} body with words {k * 7}")])
+    return trajectories
+
+
+@pytest.fixture(scope="module")
+def features(tmp_path_factory) -> dict[tuple[str, int], dict]:
+    root = tmp_path_factory.mktemp("features")
+    turns, trajectories = write_partition(root, "terminal", hand_made())
+    out = root / "features.parquet"
+    stats = compute_turn_features(turns, out)
+    assert stats.turns == 25 and stats.trajectories == 9
+    table = pq.read_table(out)
+    assert set(FEATURE_COLUMN_DOCS) <= set(table.column_names)
+    paths = dict(zip(*pq.read_table(trajectories, columns=["trajectory_id", "source_path"])
+                     .to_pydict().values(), strict=True))
+    return {(paths[r["trajectory_id"]], r["turn_index"]): r for r in table.to_pylist()}
+
+
+def test_overlap_novelty_and_jaccard_by_hand(features):
+    first, repeat, echo = (features["t1.json", k] for k in range(3))
+    assert (first["obs_shingles"], first["novel_shingles"]) == (2, 2)
+    assert first["novelty"] == 1.0 and first["overlap_context"] == 0.0
+    assert first["jaccard_prev"] is None and first["length_ratio_prev"] is None
+    assert first["length_ratio_action"] == 22 / 2
+    # the same observation again: everything seen, Jaccard 1 with the previous one
+    assert repeat["overlap_context"] == 1.0 and repeat["novelty"] == 0.0
+    assert repeat["jaccard_prev"] == 1.0 and repeat["jaccard_max_prev"] == 1.0
+    assert repeat["length_ratio_prev"] == 1.0
+    # "one two three four" after action "echo one two three": one of its two 3-grams is the
+    # action's, the other new; 3 of its 4 new words came with the action
+    assert echo["overlap_action"] == 0.5 and echo["novelty"] == 0.5
+    assert echo["overlap_context"] == 0.0 and echo["jaccard_prev"] == 0.0
+    assert echo["new_words"] == 4 and echo["new_words_in_action"] == 0.75
+    assert echo["action_in_observation"] is False
+
+
+def test_empty_observations(features):
+    blank, wrapped = features["t1.json", 3], features["t2.json", 3]
+    assert blank["obs_shingles"] == 0 and blank["content_chars"] == 0
+    assert blank["novelty"] is None and blank["jaccard_prev"] is None
+    assert wrapped["content_chars"] == 0  # mini-swe-agent's empty output markup
+    assert features["t2.json", 0]["content_chars"] == len("nothing here")
+
+
+def test_is_error_sources(features):
+    assert features["t1.json", 4]["error_source"] == "pattern"  # traceback, no exit code
+    assert features["t2.json", 0]["error_source"] == "exit_code"
+    assert features["t2.json", 1]["error_source"] == "flag"
+    assert features["t2.json", 2]["is_error"] is False  # exit code 0 beats the word "Error"
+    assert features["t1.json", 0]["is_error"] is False
+
+
+def test_verbatim_echo(features):
+    assert features["t2.json", 4]["action_in_observation"] is True
+
+
+def test_jaccard_max_prev_sees_revisits(features):
+    back = features["t3.json", 2]
+    assert back["jaccard_prev"] == 0.0 and back["jaccard_max_prev"] == 1.0
+
+
+def test_corpus_frequency_counts_trajectories(features):
+    assert all(features[f"login{k}.json", 0]["corpus_frequency"] == 6 for k in range(6))
+    assert features["t1.json", 0]["corpus_frequency"] == 1
+    assert features["t1.json", 3]["corpus_frequency"] is None  # nothing to compare
+
+
+def test_batches_do_not_change_the_result(tmp_path):
+    turns, _ = write_partition(tmp_path, "terminal", hand_made())
+    whole, split = tmp_path / "whole.parquet", tmp_path / "split.parquet"
+    compute_turn_features(turns, whole)
+    compute_turn_features(turns, split, dataclasses.replace(FeatureConfig(), batch_rows=3))
+    assert pq.read_table(whole).equals(pq.read_table(split))
+
+
+def test_same_input_gives_byte_identical_output(tmp_path):
+    turns, _ = write_partition(tmp_path, "terminal", hand_made())
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    compute_turn_features(turns, a)
+    compute_turn_features(turns, b)
+    assert a.read_bytes() == b.read_bytes()
+    assert pq.read_metadata(a).metadata[b"feature_config"] == str(FeatureConfig()).encode()
+
+
+def test_split_trajectory_is_refused(tmp_path):
+    turns, _ = write_partition(tmp_path, "terminal", hand_made())
+    table = pq.read_table(turns)
+    shuffled = pa.concat_tables([table.slice(0, 2), table.slice(5, 3), table.slice(2, 3),
+                                 table.slice(8)])
+    pq.write_table(shuffled, turns)
+    with pytest.raises(ValueError, match="consecutive rows|turn_index order"):
+        compute_turn_features(turns, tmp_path / "out.parquet")
+    assert not (tmp_path / "out.parquet").exists()
+
+
+def test_empty_partition(tmp_path):
+    turns, _ = write_partition(tmp_path, "web", {})
+    out = tmp_path / "out.parquet"
+    assert compute_turn_features(turns, out).turns == 0
+    assert pq.read_table(out).num_rows == 0
+    assert "corpus_frequency" in pq.read_schema(out).names
+
+
+def test_config_names_its_parameters():
+    assert str(FeatureConfig()).startswith("3ng_words_maskids_128perm_s1_8b_16r_t0.9")

@@ -1,0 +1,133 @@
+"""Turn labels: the policy file, its hash in every row, the rules on hand-built turns, and the
+category of real fixture turns."""
+
+from __future__ import annotations
+
+import pyarrow.parquet as pq
+import pytest
+from quality_rows import trajectory, write_partition
+
+from quality.features import compute_turn_features
+from quality.labels import (
+    CATEGORIES,
+    DEFAULT_POLICY,
+    examples_markdown,
+    label_turns,
+    load_policy,
+    policy_hash,
+)
+from quality.stage import run_quality_stage
+
+CANNED = "Welcome to the portal. Please sign in to continue with your account."
+
+
+def test_policy_weights_and_hash():
+    policy = load_policy()
+    assert policy.loss_weights["informative"] == policy.loss_weights["error"] == 1.0
+    assert policy.loss_weights["empty"] == 0.0
+    assert all(0 < policy.loss_weights[c] < 0.5 for c in ("echo", "unchanged", "boilerplate"))
+    assert policy.hash == policy_hash(DEFAULT_POLICY.read_bytes()) and len(policy.hash) == 12
+    assert str(policy) == f"policy_v{policy.version}_{policy.hash}"
+
+
+def test_policy_hash_changes_with_the_policy(tmp_path):
+    edited = tmp_path / "policy.toml"
+    edited.write_text(DEFAULT_POLICY.read_text() + "\n# a comment is a change too\n")
+    assert load_policy(edited).hash != load_policy().hash
+    retuned = tmp_path / "retuned.toml"
+    retuned.write_text(DEFAULT_POLICY.read_text().replace("max_novel_shingles = 8",
+                                                          "max_novel_shingles = 9"))
+    assert load_policy(retuned).thresholds["unchanged"]["max_novel_shingles"] == 9
+
+
+@pytest.mark.parametrize("edit, message", [
+    (("loss_weight = 0.0", "loss_weight = 1.5"), "loss_weight must be in"),
+    (("min_jaccard_prev = 0.8\n", ""), "expected keys"),
+    (("\n[boilerplate]\n", "\n[boilerplates]\n"), "tables"),
+])
+def test_broken_policies_are_refused(tmp_path, edit, message):
+    broken = tmp_path / "policy.toml"
+    broken.write_text(DEFAULT_POLICY.read_text().replace(*edit, 1))
+    with pytest.raises(ValueError, match=message):
+        load_policy(broken)
+
+
+@pytest.fixture(scope="module")
+def labelled(tmp_path_factory):
+    root = tmp_path_factory.mktemp("labels")
+    trajectories = {
+        "a.json": trajectory("t", [
+            ("ls", "alpha beta gamma delta epsilon zeta"),
+            ("ls", "alpha beta gamma delta epsilon zeta"),
+            ("python run.py", "Traceback (most recent call last):\nKeyError: 'x'"),
+            ("touch f", ""),
+            ("cat notes.txt", "the quick brown fox jumps over the lazy dog today"),
+            ("echo hello there friend", "hello there friend"),
+        ]),
+    }
+    for k in range(6):
+        trajectories[f"login{k}.json"] = trajectory(f"task {k}", [
+            (f"goto site{k}", CANNED), (f"read {k}", f"body {k} of page number {k * 13}")])
+    turns, _ = write_partition(root, "web", trajectories)
+    features, labels = root / "features.parquet", root / "labels.parquet"
+    compute_turn_features(turns, features)
+    stats = label_turns(features, labels)
+    return stats, pq.read_table(labels)
+
+
+def test_rules_on_hand_built_turns(labelled):
+    stats, table = labelled
+    rows = table.to_pylist()
+    by_turn: dict[str, list[str]] = {}
+    for r in rows:
+        by_turn.setdefault(r["trajectory_id"], []).append(r["category"])
+    a = next(cats for cats in by_turn.values() if len(cats) == 6)
+    assert a == ["informative", "unchanged", "error", "empty", "informative", "echo"]
+    canned = [cats[0] for cats in by_turn.values() if len(cats) == 2]
+    assert canned == ["boilerplate"] * 6
+    assert stats.turns == table.num_rows == 18
+    assert sum(stats.categories.values()) == stats.turns
+    assert stats.weight_histogram == {1.0: 9, 0.1: 8, 0.0: 1}
+
+
+def test_policy_hash_in_every_row_and_in_the_file(labelled):
+    _, table = labelled
+    policy = load_policy()
+    assert set(table["policy_hash"].to_pylist()) == {policy.hash}
+    assert table.schema.metadata[b"policy_hash"] == policy.hash.encode()
+    assert set(table["category"].to_pylist()) <= set(CATEGORIES)
+    assert all(0.0 <= w <= 1.0 for w in table["loss_weight"].to_pylist())
+
+
+def test_real_fixture_categories(traces_dir, tmp_path):
+    from sources.catalog import make_spec
+    from sources.schema import DOMAINS
+    from sources.tables import write_tables
+
+    specs = [make_spec(f"{d.name}-{f.name}", f, d.name)
+             for d in sorted(traces_dir.iterdir()) if d.is_dir() and d.name in DOMAINS
+             for f in sorted(d.iterdir())]
+    write_tables(specs, tmp_path / "data")
+    run_quality_stage(tmp_path / "data", tmp_path / "quality", DOMAINS)
+
+    def categories(domain: str, source: str) -> list[str]:
+        labels = pq.read_table(tmp_path / "quality" / "turn_labels" / f"domain={domain}"
+                               / "part-0.parquet").to_pylist()
+        return [r["category"] for r in labels if r["source"] == source]
+
+    # WebArena: the same OpenStreetMap page three times; the two repeats did not change
+    assert categories("web", "web-webarena") == ["informative", "unchanged", "unchanged"]
+    # OSWorld run with screenshots only: every observation is a screenshot file name
+    assert set(categories("os", "os-osworld")) == {"empty"}
+    # mini-swe-agent: cat of a missing file (returncode 1), empty outputs, a traceback
+    miniswe = categories("swe", "swe-miniswe")
+    assert miniswe[0] == "error" and miniswe[4] == "empty" and miniswe[7] == "error"
+    assert miniswe[5] == "unchanged"  # the file shown again after a no-op sed
+    # OpenHands: the edit tool echoes back the file it was sent as a diff
+    assert categories("swe", "swe-openhands") == ["echo"]
+    # Terminal-Bench: a bare prompt, an echoed command, pip's error, "command not found"
+    assert categories("terminal", "terminal-tbench")[:4] == ["empty", "echo", "error", "error"]
+    preview = examples_markdown(
+        tmp_path / "quality" / "turn_labels" / "domain=web" / "part-0.parquet",
+        tmp_path / "data" / "raw_turns" / "domain=web" / "part-0.parquet")
+    assert "| unchanged |" in preview and "OpenStreetMap" in preview

@@ -1,0 +1,115 @@
+"""Shingling and MinHash: the vectorised versions agree with the plain definitions."""
+
+from __future__ import annotations
+
+import datasketch
+import numpy as np
+import pytest
+
+from quality.minhash import (
+    LshConfig,
+    MinHashConfig,
+    estimate_jaccard,
+    input_hash32,
+    signature_array,
+    signatures,
+    signatures_from_arrow,
+    to_datasketch,
+)
+from quality.shingles import ShingleConfig, shingle, unique_per_text, word_hashes
+
+TEXTS = [
+    "Hello  World\tthis is\na test of the shingle code",
+    "",
+    "   \n ",
+    "one",
+    "a b c d",
+    "one two three four five",
+    "x\u00a0y\u2003z w v u",  # non-breaking and em spaces are whitespace to str.split()
+]
+
+
+def python_shingles(text: str, n: int) -> set[str]:
+    words = text.lower().split()
+    if len(words) < n:
+        return {" ".join(words)} if words else set()
+    return {" ".join(words[i:i + n]) for i in range(len(words) - n + 1)}
+
+
+def test_whitespace_words_are_str_split():
+    _, offsets = word_hashes(TEXTS + [None])
+    assert np.diff(offsets).tolist() == [len(t.split()) for t in TEXTS] + [0]
+
+
+def test_words_tokens_split_punctuation_and_json_escapes():
+    hashes, offsets = word_hashes(['{"path": "/a/b.py", "text": "x\\ny"}'], "words")
+    expected, _ = word_hashes(["path a b py text x y"], "words")
+    assert hashes.tolist() == expected.tolist()
+
+
+def test_identifier_masking_only_touches_long_words_with_digits():
+    a, _ = word_hashes(["root@4c2a9f1e8b3d:/app# ls 42"], "words", mask_ids=True)
+    b, _ = word_hashes(["root@9f00aa11bb22:/app# ls 42"], "words", mask_ids=True)
+    c, _ = word_hashes(["root@9f00aa11bb22:/app# ls 43"], "words", mask_ids=True)
+    unmasked, _ = word_hashes(["root@4c2a9f1e8b3d:/app# ls 42"], "words")
+    assert a.tolist() == b.tolist()  # container ids differ, prompt is the same
+    assert a.tolist() != c.tolist()  # a short number keeps its value
+    assert a.tolist() != unmasked.tolist()
+
+
+@pytest.mark.parametrize("n", [1, 3, 5])
+def test_shingle_sets_match_the_definition(n):
+    shingled = shingle(TEXTS, ShingleConfig(ngram=n))
+    text, hashes = unique_per_text(shingled)
+    for i, t in enumerate(TEXTS):
+        expected = python_shingles(t, n)
+        assert int(np.count_nonzero(text == i)) == len(expected)
+        # the shingle of a text that is exactly one n-gram is that n-gram inside longer texts
+        for gram in expected:
+            one = shingle([gram], ShingleConfig(ngram=n)).hashes
+            assert one[0] in set(hashes[text == i].tolist())
+
+
+def test_short_text_shingle_differs_from_full_ngram():
+    short = shingle(["a b c d"], ShingleConfig(ngram=5)).hashes
+    full = shingle(["a b c d e"], ShingleConfig(ngram=5)).hashes
+    assert len(short) == len(full) == 1 and short[0] != full[0]
+
+
+def test_signatures_equal_datasketch_with_the_same_hash_function():
+    shingled = shingle(TEXTS)
+    ours = signatures(shingled)
+
+    def hashfunc(data: bytes) -> int:
+        return int(input_hash32(shingle([data.decode()]).hashes)[0])
+
+    for text, row in zip(TEXTS, ours, strict=True):
+        reference = datasketch.MinHash(num_perm=128, seed=1, hashfunc=hashfunc)
+        reference.update_batch([g.encode() for g in python_shingles(text, 5)])
+        assert np.array_equal(reference.hashvalues, row)
+
+
+def test_signature_roundtrip_and_estimate():
+    words = [f"w{i}" for i in range(400)]
+    a = " ".join(words[:300])
+    b = " ".join(words[60:360])  # 236 of 356 shingles shared: Jaccard 0.663
+    sig = signatures(shingle([a, b]))
+    back = signatures_from_arrow(signature_array(sig), 128)
+    assert np.array_equal(back, sig)
+    exact = len(python_shingles(a, 5) & python_shingles(b, 5)) / len(
+        python_shingles(a, 5) | python_shingles(b, 5))
+    assert abs(estimate_jaccard(sig[0], sig[1]) - exact) < 0.12
+    assert to_datasketch(sig[0]).jaccard(to_datasketch(sig[1])) == estimate_jaccard(sig[0], sig[1])
+
+
+def test_empty_text_has_the_empty_signature():
+    sig = signatures(shingle(["", "a b c d e"]), MinHashConfig())
+    assert (sig[0] == 0xFFFFFFFF).all() and not (sig[1] == 0xFFFFFFFF).all()
+
+
+def test_lsh_s_curve():
+    lsh = LshConfig()
+    assert (lsh.bands, lsh.rows) == (16, 8)
+    assert lsh.candidate_probability(0.8) == pytest.approx(0.947, abs=1e-3)
+    assert lsh.candidate_probability(0.5) == pytest.approx(0.061, abs=1e-3)
+    assert str(lsh) == "16b_8r_t0.8"
