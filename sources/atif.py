@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from sources.jsonio import as_text, expect, load_json
-from sources.reader import FormatError, Reader
+from sources.reader import FormatError, Reader, is_single_json_object
 from sources.schema import Quarantine, Trajectory, Turn
 
 # Terminus prompts: "<instructions>Task Description:\n<task>\n\n\nCurrent terminal state:\n<screen>"
@@ -105,9 +105,9 @@ class AtifReader(Reader):
     )
 
     def sniff(self, path: Path, head: str) -> bool:
+        if not is_single_json_object(head):
+            return False
         text = head.lstrip()
-        if not text.startswith("{") or re.search(r"\}\r?\n\{", text):
-            return False  # not one object (a "}\n{" line break means JSONL)
         if re.search(r'"schema_version"\s*:\s*"ATIF', text):
             return True
         return all(f'"{key}"' in text for key in ("schema_version", "session_id", "steps"))

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from sources.jsonio import as_text, expect, load_json
-from sources.reader import FormatError, Reader
+from sources.reader import FormatError, Reader, is_single_json_object
 from sources.schema import Quarantine, Trajectory, Turn
 
 _ACTION_RE = re.compile(r"```(?:mswea_bash_command|bash)\s*\n(.*?)\n```", re.DOTALL)
@@ -63,7 +63,7 @@ class MiniSweReader(Reader):
 
     def sniff(self, path: Path, head: str) -> bool:
         text = head.lstrip()
-        if text.startswith("{") and not re.search(r"\}\r?\n\{", text):  # JSONL is not ours
+        if is_single_json_object(head):
             return bool(
                 re.search(r'"trajectory_format"\s*:\s*"mini-swe-agent', text)
                 or ('"mini_version"' in text and '"messages"' in text)

@@ -9,6 +9,7 @@ which the ingest layer turns into one quarantine row for the file.
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from pathlib import Path
@@ -48,6 +49,15 @@ class Reader(ABC):
     @abstractmethod
     def read(self, path: Path) -> Iterator[Trajectory | Quarantine]:
         """Yield the trajectories in `path`, and a `Quarantine` for each record that fails."""
+
+
+JSONL_BOUNDARY = re.compile(r"\}\r?\n\{")  # "}" then a line break then "{": one object a line
+
+
+def is_single_json_object(head: str) -> bool:
+    """True when `head` opens one JSON object, not a JSONL stream of objects."""
+    text = head.lstrip()
+    return text.startswith("{") and JSONL_BOUNDARY.search(text) is None
 
 
 def read_head(path: Path, size: int = SNIFF_BYTES) -> str:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from sources.jsonio import as_text, expect, load_json
-from sources.reader import FormatError, Reader
+from sources.reader import FormatError, Reader, is_single_json_object
 from sources.schema import Quarantine, Trajectory, Turn
 
 # The templates SWE-agent wraps the problem statement in (v0.x "ISSUE:", v1 <pr_description>).
@@ -80,9 +80,9 @@ class SweAgentReader(Reader):
     )
 
     def sniff(self, path: Path, head: str) -> bool:
+        if not is_single_json_object(head):
+            return False
         text = head.lstrip()
-        if not text.startswith("{") or re.search(r"\}\r?\n\{", text):
-            return False  # not one object (a "}\n{" line break means JSONL)
         if re.search(r'"trajectory"\s*:\s*\[', text) and '"observation"' in text:
             return '"action"' in text
         if re.search(r'"history"\s*:\s*\[', text) and '"role"' in text:

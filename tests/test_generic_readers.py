@@ -9,26 +9,18 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from reader_checks import claimed_fixtures, split_items
 
 from sources.agentworldbench import AgentWorldBenchReader, split_prompt, strip_observation
 from sources.chat_jsonl import ChatJsonlReader
 from sources.reader import FormatError, Reader, read_head
-from sources.schema import Quarantine, Trajectory
 from sources.search_r1 import SearchR1Reader
 from sources.table_rows import TableRowsReader
 from sources.toolathlon import ToolathlonReader
 
 
-def _split(items: list) -> tuple[list[Trajectory], list[Quarantine]]:
-    trajectories = [item for item in items if isinstance(item, Trajectory)]
-    quarantined = [item for item in items if isinstance(item, Quarantine)]
-    assert len(trajectories) + len(quarantined) == len(items)
-    return trajectories, quarantined
-
-
 def _assert_rejects_all_fixtures(reader: Reader, traces_dir: Path) -> None:
-    for path in sorted(traces_dir.rglob("*")):
-        assert not reader.sniff(path, read_head(path)), f"{reader.name} claims {path}"
+    assert claimed_fixtures(reader, traces_dir) == set()
 
 
 def _call(call_id: str, name: str, arguments: str) -> dict:
@@ -78,7 +70,8 @@ def _write_chat_jsonl(tmp_path: Path) -> Path:
 
 
 def test_chat_jsonl_reads_good_lines_and_quarantines_bad_ones(tmp_path: Path) -> None:
-    trajectories, quarantined = _split(list(ChatJsonlReader().read(_write_chat_jsonl(tmp_path))))
+    items = list(ChatJsonlReader().read(_write_chat_jsonl(tmp_path)))
+    trajectories, quarantined = split_items(items)
     assert [t.position for t in trajectories] == ["line 1", "line 6"]
     weather, files = trajectories
     assert weather.task == "Should I pack an umbrella for Paris tomorrow?"
@@ -174,7 +167,7 @@ def _write_agentworldbench(tmp_path: Path) -> Path:
 
 def test_agentworldbench_samples(tmp_path: Path) -> None:
     path = _write_agentworldbench(tmp_path)
-    trajectories, quarantined = _split(list(AgentWorldBenchReader().read(path)))
+    trajectories, quarantined = split_items(list(AgentWorldBenchReader().read(path)))
     assert [t.position for t in trajectories] == ["line 1", "line 5", "line 6"]
     mcp, android, terminal = trajectories
 
@@ -265,7 +258,7 @@ TURN_ROWS = [
 
 
 def _check_turn_rows(items: list, prefix: str = "") -> None:
-    trajectories, quarantined = _split(items)
+    trajectories, quarantined = split_items(items)
     assert [t.position for t in trajectories] == [f"{prefix}row 0", f"{prefix}row 2"]
     build, search = trajectories
     assert (build.task, build.outcome, len(build.turns)) == ("Fix the build", "success", 2)
@@ -297,7 +290,7 @@ def test_parquet_chat_rows(tmp_path: Path) -> None:
     table = pa.Table.from_pylist([CHAT_WEATHER, CHAT_FILES])
     created = pa.array([datetime(2025, 3, 1, 12, 30), None], pa.timestamp("s"))
     pq.write_table(table.append_column("created", created), path)
-    trajectories, quarantined = _split(list(TableRowsReader().read(path)))
+    trajectories, quarantined = split_items(list(TableRowsReader().read(path)))
     assert quarantined == []
     weather, files = trajectories
     assert weather.position == "row 0"
@@ -321,7 +314,7 @@ def test_datasets_folders(tmp_path: Path) -> None:
     reader = TableRowsReader()
     assert reader.sniff(chat_folder, read_head(chat_folder))
     assert reader.sniff(turns_folder, read_head(turns_folder))
-    trajectories, quarantined = _split(list(reader.read(chat_folder)))
+    trajectories, quarantined = split_items(list(reader.read(chat_folder)))
     assert quarantined == []
     assert [t.turns[0].tool_name for t in trajectories] == [
         "weather-get_forecast", "filesystem-list_directory"]
@@ -339,7 +332,7 @@ def test_folder_of_parquet_shards_is_one_table(tmp_path: Path) -> None:
     pq.write_table(pa.Table.from_pylist(TURN_ROWS[1:]), folder / "data" / "part-1.parquet")
     reader = TableRowsReader()
     assert not reader.sniff(folder, read_head(folder))  # auto-detection reads each file alone
-    trajectories, quarantined = _split(list(reader.read(folder)))
+    trajectories, quarantined = split_items(list(reader.read(folder)))
     assert [t.position for t in trajectories] == ["data/part-0.parquet row 0",
                                                   "data/part-1.parquet row 1"]
     assert len(trajectories[0].turns) == 2  # t-001 continues into the next shard

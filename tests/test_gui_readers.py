@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from reader_checks import claimed_fixtures
 
 from sources.androidworld import AndroidWorldReader
 from sources.osworld import OsWorldReader
@@ -452,13 +453,7 @@ OWN = {
 @pytest.mark.parametrize("name", sorted(OWN))
 def test_sniff_claims_own_and_rejects_others(traces_dir: Path, name: str) -> None:
     reader, own = OWN[name]
-    entries = sorted(p for p in traces_dir.rglob("*"))
-    assert len(entries) > 20
-    claimed = set()
-    for entry in entries:
-        if reader.sniff(entry, read_head(entry)):
-            claimed.add(entry.relative_to(traces_dir).as_posix())
-    assert claimed == own
+    assert claimed_fixtures(reader, traces_dir) == own
 
 
 def test_sniff_copy_renamed(tmp_path: Path, traces_dir: Path) -> None:

@@ -6,11 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
+from reader_checks import claimed_fixtures, split_items
 
 from sources.chat_messages import ChatFormatError, convert_messages, tool_error_flag
 from sources.mcp_jsonrpc import McpJsonRpcReader
-from sources.reader import FormatError, Reader, read_head
-from sources.schema import Quarantine, Trajectory
+from sources.reader import FormatError, Reader
+from sources.schema import Quarantine
 from sources.toolathlon import ToolathlonReader
 
 TOOLATHLON_TURNS = {
@@ -21,18 +22,11 @@ TOOLATHLON_TURNS = {
 }
 
 
-def _split(items: list) -> tuple[list[Trajectory], list[Quarantine]]:
-    trajectories = [item for item in items if isinstance(item, Trajectory)]
-    quarantined = [item for item in items if isinstance(item, Quarantine)]
-    assert len(trajectories) + len(quarantined) == len(items)
-    return trajectories, quarantined
-
-
 def _assert_sniffs_exactly(reader: Reader, traces_dir: Path, own: set[Path]) -> None:
     """The reader claims its own fixtures and no other file or folder under the traces dir."""
-    for path in sorted(traces_dir.rglob("*")):
-        claimed = reader.sniff(path, read_head(path))
-        assert claimed == (path in own), f"{reader.name} sniff({path}) = {claimed}"
+    assert claimed_fixtures(reader, traces_dir) == {
+        path.relative_to(traces_dir).as_posix() for path in own
+    }
 
 
 # --- chat_messages ---------------------------------------------------------------------------
@@ -134,7 +128,8 @@ def test_wrong_types_raise_chat_format_error() -> None:
 def test_toolathlon_fixture_turn_counts_and_outcomes(traces_dir: Path) -> None:
     reader = ToolathlonReader()
     for name, n_turns in TOOLATHLON_TURNS.items():
-        trajectories, quarantined = _split(list(reader.read(traces_dir / "mcp/toolathlon" / name)))
+        items = list(reader.read(traces_dir / "mcp/toolathlon" / name))
+        trajectories, quarantined = split_items(items)
         assert quarantined == []
         assert len(trajectories) == 1
         assert len(trajectories[0].turns) == n_turns, name
@@ -206,7 +201,7 @@ def test_toolathlon_malformed(tmp_path: Path) -> None:
         {"role": "tool", "tool_call_id": "c1", "content": "a.txt"},
         {"role": "tool", "tool_call_id": "c9", "content": "stray"},
     ]}), "utf-8")
-    trajectories, quarantined = _split(list(reader.read(orphan)))
+    trajectories, quarantined = split_items(list(reader.read(orphan)))
     assert len(trajectories[0].turns) == 1
     assert trajectories[0].metadata["n_quarantined_messages"] == 1
     assert [q.position for q in quarantined] == ["$.messages[3]"]
@@ -216,7 +211,7 @@ def test_toolathlon_malformed(tmp_path: Path) -> None:
 
 def test_jsonrpc_fixture(traces_dir: Path) -> None:
     path = traces_dir / "mcp/jsonrpc/stdio-transcript.txt"
-    trajectories, quarantined = _split(list(McpJsonRpcReader().read(path)))
+    trajectories, quarantined = split_items(list(McpJsonRpcReader().read(path)))
     assert quarantined == []
     (trajectory,) = trajectories
     assert trajectory.position == "line 1"
@@ -262,7 +257,7 @@ def test_jsonrpc_malformed_lines_and_sessions(tmp_path: Path) -> None:
     ]
     path = tmp_path / "transcript.txt"
     path.write_bytes(b"\n".join(lines) + b"\n")
-    trajectories, quarantined = _split(list(McpJsonRpcReader().read(path)))
+    trajectories, quarantined = split_items(list(McpJsonRpcReader().read(path)))
     assert [t.position for t in trajectories] == ["line 1", "line 11"]
     first, second = trajectories
     assert [t.tool_name for t in first.turns] == ["initialize", "g"]

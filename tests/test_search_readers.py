@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
+from reader_checks import claimed_fixtures, split_items
 
 from sources.chat_jsonl import ChatJsonlReader
 from sources.miroflow import MiroFlowReader
 from sources.reader import FormatError, Reader, read_head
-from sources.schema import Quarantine, Trajectory
 from sources.search_r1 import SearchR1Reader
 
 MIROFLOW = "search/miroflow/task_result.json"
@@ -45,17 +45,10 @@ REBA_RESPONSE = (
 )
 
 
-def _split(items: list) -> tuple[list[Trajectory], list[Quarantine]]:
-    trajectories = [item for item in items if isinstance(item, Trajectory)]
-    quarantined = [item for item in items if isinstance(item, Quarantine)]
-    assert len(trajectories) + len(quarantined) == len(items)
-    return trajectories, quarantined
-
-
 def _assert_sniffs_exactly(reader: Reader, traces_dir: Path, own: set[Path]) -> None:
-    for path in sorted(traces_dir.rglob("*")):
-        claimed = reader.sniff(path, read_head(path))
-        assert claimed == (path in own), f"{reader.name} sniff({path}) = {claimed}"
+    assert claimed_fixtures(reader, traces_dir) == {
+        path.relative_to(traces_dir).as_posix() for path in own
+    }
 
 
 def _block(server: str, tool: str, arguments: dict) -> str:
@@ -66,7 +59,7 @@ def _block(server: str, tool: str, arguments: dict) -> str:
 # --- MiroFlow --------------------------------------------------------------------------------
 
 def test_miroflow_fixture(traces_dir: Path) -> None:
-    trajectories, quarantined = _split(list(MiroFlowReader().read(traces_dir / MIROFLOW)))
+    trajectories, quarantined = split_items(list(MiroFlowReader().read(traces_dir / MIROFLOW)))
     assert quarantined == []
     (trajectory,) = trajectories
     assert trajectory.position == "$"
@@ -125,7 +118,7 @@ def test_miroflow_task_log_with_sub_agent(tmp_path: Path) -> None:
     path = tmp_path / "task_q17.json"
     path.write_text(json.dumps(log), "utf-8")
     assert MiroFlowReader().sniff(path, read_head(path))
-    trajectories, quarantined = _split(list(MiroFlowReader().read(path)))
+    trajectories, quarantined = split_items(list(MiroFlowReader().read(path)))
     assert quarantined == []
     main, sub = trajectories
     assert main.position == "$.main_agent_message_history"
@@ -161,7 +154,7 @@ def test_miroflow_malformed(tmp_path: Path) -> None:
         {"role": "user", "content": '{"organic": []}'},
         {"role": "assistant", "content": _block("tool-searching", "google_search", {"q": "b"})},
     ]}), "utf-8")
-    trajectories, quarantined = _split(list(reader.read(broken)))
+    trajectories, quarantined = split_items(list(reader.read(broken)))
     assert len(trajectories[0].turns) == 1
     assert trajectories[0].turns[0].observation_format == "search_results"
     assert [q.position for q in quarantined] == ["$.message_history[1]", "$.message_history[5]"]
@@ -209,7 +202,7 @@ def _write_search_r1_sample(tmp_path: Path) -> Path:
 
 def test_search_r1_sample(tmp_path: Path) -> None:
     path = _write_search_r1_sample(tmp_path)
-    trajectories, quarantined = _split(list(SearchR1Reader().read(path)))
+    trajectories, quarantined = split_items(list(SearchR1Reader().read(path)))
     assert [t.position for t in trajectories] == ["line 1", "line 4", "line 6"]
     reba, hotpot, cut = trajectories
     assert reba.task == "who sings does he love me with reba?"

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from reader_checks import claimed_fixtures
 
 from sources.miniswe import MiniSweReader
 from sources.openhands import OpenHandsReader
@@ -346,14 +347,7 @@ def test_miniswe_malformed(tmp_path: Path, traces_dir: Path) -> None:
 @pytest.mark.parametrize("key", sorted(OWN_FIXTURES))
 def test_sniff_claims_own_fixtures_only(key: str, traces_dir: Path) -> None:
     reader, own = OWN_FIXTURES[key]
-    claimed = set()
-    checked = 0
-    for path in sorted(traces_dir.rglob("*")):
-        checked += 1
-        if reader.sniff(path, read_head(path)):
-            claimed.add(path.relative_to(traces_dir).as_posix())
-    assert checked > 20
-    assert claimed == own
+    assert claimed_fixtures(reader, traces_dir) == own
 
 
 def test_sniff_rejects_jsonl_of_steps(tmp_path: Path) -> None:

@@ -6,10 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
+from reader_checks import claimed_fixtures
 
 from sources.atif import AtifReader
 from sources.harbor_traces import HarborTracesReader, parse_terminus
-from sources.reader import FormatError, Reader, read_head
+from sources.reader import FormatError, Reader
 from sources.schema import ACTION_KINDS, OBSERVATION_FORMATS, Quarantine, Trajectory
 from sources.tbench import TerminalBenchReader, render_keys, render_output
 
@@ -406,14 +407,7 @@ def test_screen_rendering() -> None:
 @pytest.mark.parametrize("key", sorted(OWN_FIXTURES))
 def test_sniff_claims_own_fixtures_only(key: str, traces_dir: Path) -> None:
     reader, own = OWN_FIXTURES[key]
-    claimed = set()
-    checked = 0
-    for path in sorted(traces_dir.rglob("*")):
-        checked += 1
-        if reader.sniff(path, read_head(path)):
-            claimed.add(path.relative_to(traces_dir).as_posix())
-    assert checked > 20
-    assert claimed == own
+    assert claimed_fixtures(reader, traces_dir) == own
 
 
 def test_atif_reads_an_exit_code_from_step_extra(tmp_path: Path) -> None:
