@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from sources.chat_messages import parse_json_container
-from sources.jsonio import iter_jsonl
+from sources.jsonio import read_jsonl_items
 from sources.reader import FormatError, Reader
 from sources.schema import Quarantine, Trajectory, Turn
 
@@ -133,15 +133,9 @@ class AgentWorldBenchReader(Reader):
         )
 
     def read(self, path: Path) -> Iterator[Trajectory | Quarantine]:
-        for line_number, record in iter_jsonl(path):
-            position = f"line {line_number}"
-            if isinstance(record, FormatError):
-                yield Quarantine(str(path), record.position, record.reason)
-                continue
-            try:
-                yield self._record(str(path), position, record)
-            except FormatError as error:
-                yield Quarantine(str(path), error.position, error.reason)
+        yield from read_jsonl_items(
+            path, lambda source, position, record: [self._record(source, position, record)]
+        )
 
     def _record(self, source: str, position: str, record: Any) -> Trajectory:
         if not isinstance(record, dict):

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from sources.chat_messages import chat_record_items
-from sources.jsonio import iter_jsonl
-from sources.reader import FormatError, Reader
+from sources.jsonio import read_jsonl_items
+from sources.reader import Reader
 from sources.schema import Quarantine, Trajectory
 
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
@@ -83,9 +83,6 @@ class ChatJsonlReader(Reader):
         return not toolathlon_like
 
     def read(self, path: Path) -> Iterator[Trajectory | Quarantine]:
-        for line_number, record in iter_jsonl(path):
-            position = f"line {line_number}"
-            if isinstance(record, FormatError):
-                yield Quarantine(str(path), record.position, record.reason)
-                continue
-            yield from chat_record_items(record, str(path), position)
+        yield from read_jsonl_items(
+            path, lambda source, position, record: chat_record_items(record, source, position)
+        )

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import ijson
 
 from sources.reader import FormatError
+from sources.schema import Quarantine, Trajectory
+
+RecordConverter = Callable[[str, str, Any], Iterable[Trajectory | Quarantine]]
 
 
 def load_json(path: Path) -> Any:
@@ -62,6 +65,22 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, Any | FormatError]]:
                 yield line_number, FormatError(
                     path, f"line {line_number} column {error.colno}", f"invalid JSON: {error.msg}"
                 )
+
+
+def read_jsonl_items(path: Path, convert: RecordConverter) -> Iterator[Trajectory | Quarantine]:
+    """`convert(source_path, "line N", record)` for each JSONL record, in order.
+
+    A line that does not parse, or a record whose conversion raises FormatError, becomes a
+    Quarantine with its position, and the next line is read.
+    """
+    for line_number, record in iter_jsonl(path):
+        if isinstance(record, FormatError):
+            yield Quarantine(str(path), record.position, record.reason)
+            continue
+        try:
+            yield from convert(str(path), f"line {line_number}", record)
+        except FormatError as error:
+            yield Quarantine(str(path), error.position, error.reason)
 
 
 def as_text(value: Any) -> str:

@@ -33,7 +33,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-from sources.jsonio import as_text, iter_jsonl
+from sources.jsonio import as_text, read_jsonl_items
 from sources.reader import FormatError, Reader
 from sources.schema import OUTCOMES, Quarantine, Trajectory, Turn
 
@@ -101,15 +101,7 @@ class SearchR1Reader(Reader):
         )
 
     def read(self, path: Path) -> Iterator[Trajectory | Quarantine]:
-        for line_number, record in iter_jsonl(path):
-            position = f"line {line_number}"
-            if isinstance(record, FormatError):
-                yield Quarantine(str(path), record.position, record.reason)
-                continue
-            try:
-                yield from self._record(str(path), position, record)
-            except FormatError as error:
-                yield Quarantine(str(path), error.position, error.reason)
+        yield from read_jsonl_items(path, self._record)
 
     def _record(self, source: str, position: str,
                 record: Any) -> Iterator[Trajectory | Quarantine]:
