@@ -170,3 +170,23 @@ def test_failed_write_keeps_the_previous_file(traces_dir: Path, tmp_path: Path) 
         write_tables([spec], tmp_path, on_trajectory=explode)
     assert target.read_bytes() == before
     assert not [p for p in target.parent.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_a_datasets_folder_in_the_catalog_is_read_as_one_table(tmp_path: Path) -> None:
+    """The folder's .arrow and .json files are not walked one by one (nor quarantined)."""
+    import datasets
+
+    rows = [
+        {"trajectory_id": "a", "turn_index": 0, "action": "ls", "observation": "README.md",
+         "task": "look around"},
+        {"trajectory_id": "a", "turn_index": 1, "action": "cat README.md",
+         "observation": "# demo", "task": "look around"},
+    ]
+    folder = tmp_path / "hub_copy"
+    datasets.Dataset.from_list(rows).save_to_disk(str(folder))
+    catalog = tmp_path / "sources.toml"
+    catalog.write_text('[[source]]\nname = "hub"\ndomain = "terminal"\npath = "hub_copy"\n')
+    stats = write_tables(load_catalog(catalog, tmp_path), tmp_path / "out")
+    turns = read_table(tmp_path / "out", "raw_turns", "terminal")
+    assert [t["action"] for t in turns] == ["ls", "cat README.md"]
+    assert stats.counts("hub").inputs == 1 and stats.total("quarantined") == 0
