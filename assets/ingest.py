@@ -94,7 +94,8 @@ def raw_traces(
              for key in (RAW_TRAJECTORIES, RAW_TURNS, INGEST_QUARANTINE)}
     per_source = dg.MetadataValue.md(records_table(stats.as_table()))
     counts = {"turns": turns, "trajectories": trajectories, "quarantined": quarantined,
-              "records_read": stats.total("records_read"), "per_source": per_source}
+              "records_read": stats.total("records_read"), "per_source": per_source,
+              "skipped_hidden_entries": stats.skipped_hidden}
 
     previews = {
         RAW_TRAJECTORIES: (TRAJECTORY_SCHEMA, TRAJECTORY_COLUMN_DOCS,

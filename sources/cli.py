@@ -49,6 +49,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             f"{row['quarantined']} quarantined; records read {row['records_read']}"
             f" = turns kept {row['turns']} + quarantined {row['quarantined']}"
         )
+    if stats.skipped_hidden:
+        print(f"skipped {stats.skipped_hidden} hidden files or folders (names starting with '.')")
     if stats.total("quarantined"):
         print(f"quarantined records: {Path(args.out) / 'ingest_quarantine'}", file=sys.stderr)
     return 0

@@ -190,3 +190,14 @@ def test_a_datasets_folder_in_the_catalog_is_read_as_one_table(tmp_path: Path) -
     turns = read_table(tmp_path / "out", "raw_turns", "terminal")
     assert [t["action"] for t in turns] == ["ls", "cat README.md"]
     assert stats.counts("hub").inputs == 1 and stats.total("quarantined") == 0
+
+
+def test_hidden_entries_are_counted_not_read(traces_dir: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    shutil.copy(traces_dir / "swe/miniswe/github_issue.traj.json", folder / "run.traj.json")
+    (folder / ".DS_Store").write_bytes(b"\x00\x01binary")
+    (folder / ".git").mkdir()
+    stats = write_tables([make_spec("runs", folder, "swe")], tmp_path / "out")
+    assert stats.skipped_hidden == 2
+    assert stats.total("quarantined") == 0 and stats.total("turns") == 10
