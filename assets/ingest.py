@@ -84,8 +84,9 @@ def raw_traces(
             context.log.info(f"{domain}: {trajectories} trajectories, {stats.total('turns')} turns")
 
     stats = write_tables(specs, storage.data_path, domains=[domain], on_trajectory=log_progress)
-    turns, trajectories, quarantined = stats.total("turns"), stats.total("trajectories"), \
-        stats.total("quarantined")
+    turns = stats.total("turns")
+    trajectories = stats.total("trajectories")
+    quarantined = stats.total("quarantined")
     context.log.info(
         f"{domain}: read {stats.total('records_read')} records = {turns} turns kept "
         f"+ {quarantined} quarantined; {trajectories} trajectories"
