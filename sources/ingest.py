@@ -1,10 +1,10 @@
 """Ingest: walk a source, run its reader(s), and turn what they yield into canonical rows.
 
 Each step is small: `iter_inputs` lists the files and run folders of a source in a fixed order,
-`read_input` runs one reader over one input and converts any failure into quarantine, and
-`to_rows` stamps a trajectory with its source, domain and content-hash IDs. Counters are kept in
-`IngestStats` as the stream runs, so `records_read == turns_kept + quarantined` can be checked at
-the end of every run.
+`choose_reader` picks the catalog's reader or detects one by content, `read_input` runs it over
+one input and converts any failure into quarantine, and `to_rows` stamps a trajectory with its
+source, domain and content-hash IDs. Counters are kept in `IngestStats` as the stream runs, so
+`records_read == turns_kept + quarantined` can be checked at the end of every run.
 """
 
 from __future__ import annotations
@@ -117,34 +117,27 @@ def _walk(path: Path, spec: SourceSpec, stats: IngestStats) -> Iterator[Path]:
         yield from _walk(child, spec, stats)
 
 
-def read_input(
-    path: Path, spec: SourceSpec, reader: Reader | None = None
-) -> Iterator[Trajectory | Quarantine]:
+def choose_reader(path: Path, spec: SourceSpec) -> Reader | Quarantine:
+    """The catalog's reader, or the one detection picks; a Quarantine when none claims `path`."""
+    if spec.format != "auto":
+        return get_reader(spec.format)
+    try:
+        return detect(path)
+    except UnknownFormat as error:
+        return Quarantine(str(path), "file", str(error))
+    except OSError as error:
+        return Quarantine(str(path), "file", f"cannot read: {error}")
+
+
+def read_input(path: Path, reader: Reader) -> Iterator[Trajectory | Quarantine]:
     """Run one reader over one input; a failure anywhere becomes a quarantine item."""
     try:
-        chosen = reader or (detect(path) if spec.format == "auto" else get_reader(spec.format))
-    except UnknownFormat as error:
-        yield Quarantine(str(path), "file", str(error))
-        return
-    except OSError as error:
-        yield Quarantine(str(path), "file", f"cannot read: {error}")
-        return
-    try:
-        yield from chosen.read(path)
+        yield from reader.read(path)
     except FormatError as error:
-        yield Quarantine(error.path, error.position, f"{chosen.name}: {error.reason}")
+        yield Quarantine(error.path, error.position, f"{reader.name}: {error.reason}")
     except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError) as error:
         # A reader bug or an input shape nobody foresaw: keep the file's name and the reason.
-        yield Quarantine(str(path), "file", f"{chosen.name}: {type(error).__name__}: {error}")
-
-
-def _reader_name(path: Path, spec: SourceSpec) -> str:
-    if spec.format != "auto":
-        return spec.format
-    try:
-        return detect(path).name
-    except (UnknownFormat, OSError):
-        return "unknown"
+        yield Quarantine(str(path), "file", f"{reader.name}: {type(error).__name__}: {error}")
 
 
 def ingest_source(
@@ -163,12 +156,17 @@ def ingest_source(
         return
     for path in iter_inputs(spec, stats):
         counts.inputs += 1
-        reader_name = _reader_name(path, spec)
-        reader = None if reader_name == "unknown" else get_reader(reader_name)
-        counts.formats[reader_name] += 1
-        default_domain = spec.domain or (reader.domain if reader else "unknown")
         source_path = relative_name(path, spec.root)
-        for item in read_input(path, spec, reader):
+        reader = choose_reader(path, spec)
+        if isinstance(reader, Quarantine):
+            counts.formats["unknown"] += 1
+            counts.quarantined += 1
+            yield _quarantine_row(reader, spec, spec.domain or "unknown", "unknown", source_path)
+            continue
+        reader_name = reader.name
+        counts.formats[reader_name] += 1
+        default_domain = spec.domain or reader.domain
+        for item in read_input(path, reader):
             if isinstance(item, Quarantine):
                 counts.quarantined += 1
                 yield _quarantine_row(item, spec, default_domain, reader_name, source_path)
