@@ -13,7 +13,7 @@ import dagster as dg
 
 from assets.partitions import domain_partitions
 from assets.resources import WorldtraceStorage
-from assets.table_metadata import records_table, table_metadata
+from assets.table_metadata import check_result, records_table, table_metadata
 from sources import table_checks
 from sources.ingest import IngestStats
 from sources.parquet_sink import partition_path
@@ -47,14 +47,6 @@ ingest_checks = [
     dg.AssetCheckSpec("records_reconcile", asset=INGEST_QUARANTINE,
                       description="records read = turns kept + quarantined"),
 ]
-
-
-def _check_result(key: dg.AssetKey, name: str, outcome: table_checks.CheckOutcome
-                  ) -> dg.AssetCheckResult:
-    return dg.AssetCheckResult(
-        asset_key=key, check_name=name, passed=outcome.passed,
-        description=outcome.description, metadata=outcome.figures,
-    )
 
 
 @dg.multi_asset(
@@ -131,4 +123,4 @@ def raw_traces(
     selected_checks = {(key.asset_key, key.name) for key in context.selected_asset_check_keys}
     for (key, name), run_check in checks.items():
         if (key, name) in selected_checks:
-            yield _check_result(key, name, run_check())
+            yield check_result(name, run_check(), asset_key=key)

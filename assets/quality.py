@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 
 from assets.partitions import domain_partitions
 from assets.resources import WorldtraceStorage
-from assets.table_metadata import column_schema, markdown_preview, records_table
+from assets.table_metadata import check_result, markdown_preview, records_table, table_metadata
 from quality import checks
 from quality.dedup import DedupConfig, dedup_trajectories
 from quality.features import FEATURE_COLUMN_DOCS, FeatureConfig, compute_turn_features
@@ -26,23 +26,13 @@ from quality.labels import (
     load_policy,
 )
 from sources.parquet_sink import partition_path
-from sources.table_checks import CheckOutcome
 
 BAR_WIDTH = 30  # characters of the widest bar in the Markdown category chart
 
 
-def _check(name: str, outcome: CheckOutcome) -> dg.AssetCheckResult:
-    return dg.AssetCheckResult(check_name=name, passed=outcome.passed,
-                               description=outcome.description, metadata=outcome.figures)
-
-
-def _table_metadata(path: Path, docs: dict[str, str]) -> dict:
-    return {
-        "dagster/row_count": pq.read_metadata(path).num_rows,
-        "dagster/column_schema": column_schema(pq.read_schema(path), docs),
-        "path": dg.MetadataValue.path(str(path)),
-        "preview": dg.MetadataValue.md(markdown_preview(path)),
-    }
+def _written_table_metadata(path: Path, docs: dict[str, str]) -> dict:
+    """Standard table metadata, with the schema read from the file the library wrote."""
+    return table_metadata(path, pq.read_schema(path), docs)
 
 
 def category_chart(counts: dict[str, int]) -> str:
@@ -71,14 +61,14 @@ def turn_features(context: dg.AssetExecutionContext, storage: WorldtraceStorage
     context.log.info(f"{domain}: {stats.turns} turns, {stats.trajectories} trajectories, "
                      f"{stats.turns_per_second:,.0f} turns/s ({config})")
     yield dg.MaterializeResult(metadata={
-        **_table_metadata(out_path, FEATURE_COLUMN_DOCS),
+        **_written_table_metadata(out_path, FEATURE_COLUMN_DOCS),
         "config": str(config),
         "turns_per_second": round(stats.turns_per_second),
         "seconds_per_step": dg.MetadataValue.md(records_table(
             [{"step": step, "seconds": round(seconds, 2)}
              for step, seconds in sorted(stats.seconds.items())])),
     })
-    yield _check("features_in_range", checks.features_in_range(out_path))
+    yield check_result("features_in_range", checks.features_in_range(out_path))
 
 
 @dg.asset(partitions_def=domain_partitions, group_name="quality", deps=["turn_features"],
@@ -101,7 +91,7 @@ def turn_labels(context: dg.AssetExecutionContext, storage: WorldtraceStorage
     histogram = [{"loss_weight": weight, "turns": count}
                  for weight, count in sorted(stats.weight_histogram.items())]
     yield dg.MaterializeResult(metadata={
-        **_table_metadata(out_path, LABEL_COLUMN_DOCS),
+        **_written_table_metadata(out_path, LABEL_COLUMN_DOCS),
         "policy": str(policy),
         "policy_hash": policy.hash,
         "category_distribution": dg.MetadataValue.md(category_chart(dict(stats.categories))),
@@ -109,9 +99,9 @@ def turn_labels(context: dg.AssetExecutionContext, storage: WorldtraceStorage
         "examples": dg.MetadataValue.md(examples_markdown(out_path, turns_path)),
         **{f"share_{category}": round(stats.share(category), 4) for category in CATEGORIES},
     })
-    yield _check("every_turn_labelled", checks.every_turn_labelled(turns_path, out_path))
-    yield _check("weights_in_unit_interval", checks.weights_in_unit_interval(out_path))
-    yield _check("policy_hash_recorded", checks.policy_hash_recorded(out_path, policy.hash))
+    yield check_result("every_turn_labelled", checks.every_turn_labelled(turns_path, out_path))
+    yield check_result("weights_in_unit_interval", checks.weights_in_unit_interval(out_path))
+    yield check_result("policy_hash_recorded", checks.policy_hash_recorded(out_path, policy.hash))
 
 
 @dg.asset(partitions_def=domain_partitions, group_name="quality",
@@ -132,7 +122,7 @@ def trajectory_dedup(context: dg.AssetExecutionContext, storage: WorldtraceStora
                      f"largest cluster {stats.largest_cluster}")
     decisions = out_dir / "trajectory_dedup.parquet"
     return dg.MaterializeResult(metadata={
-        **_table_metadata(decisions, {}),
+        **_written_table_metadata(decisions, {}),
         "config": str(config),
         "trajectories": stats.trajectories,
         "kept": stats.kept,

@@ -9,6 +9,8 @@ import dagster as dg
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from sources.table_checks import CheckOutcome
+
 PREVIEW_ROWS = 5
 PREVIEW_CELL_CHARS = 80  # a preview shows the shape of the data, not whole observations
 
@@ -59,3 +61,13 @@ def table_metadata(
         "path": dg.MetadataValue.path(str(path)),
         "preview": dg.MetadataValue.md(markdown_preview(path, preview_columns)),
     }
+
+
+def check_result(
+    name: str, outcome: CheckOutcome, asset_key: dg.AssetKey | None = None
+) -> dg.AssetCheckResult:
+    """A Dagster check result from a library check's verdict and figures."""
+    return dg.AssetCheckResult(
+        asset_key=asset_key, check_name=name, passed=outcome.passed,
+        description=outcome.description, metadata=outcome.figures,
+    )

@@ -7,7 +7,7 @@ from pathlib import Path
 import duckdb
 import pyarrow.parquet as pq
 
-from sources.table_checks import CheckOutcome
+from sources.table_checks import CheckOutcome, scalar_query
 
 SHARE_COLUMNS = ("overlap_action", "overlap_context", "novelty", "jaccard_prev",
                  "jaccard_max_prev")
@@ -31,17 +31,11 @@ WHERE loss_weight IS NULL OR loss_weight < 0 OR loss_weight > 1 OR category IS N
 POLICY_HASHES_SQL = "SELECT DISTINCT policy_hash FROM read_parquet($labels)"
 
 
-def _scalar(sql: str, **params: str) -> int:
-    with duckdb.connect() as connection:
-        row = connection.execute(sql, params).fetchone()
-    return int(row[0]) if row else 0
-
-
 def features_in_range(features_path: Path) -> CheckOutcome:
     """Shares and similarities lie in [0, 1] (or are null where undefined), ratios are >= 0,
     and an observation occurs in at least its own trajectory."""
     share_violations = " OR ".join(f"({column} < 0 OR {column} > 1)" for column in SHARE_COLUMNS)
-    bad = _scalar(FEATURES_OUT_OF_RANGE_SQL.format(share_violations=share_violations),
+    bad = scalar_query(FEATURES_OUT_OF_RANGE_SQL.format(share_violations=share_violations),
                   path=str(features_path))
     return CheckOutcome(bad == 0, "features lie in their documented ranges",
                         {"rows_out_of_range": bad})
@@ -49,7 +43,7 @@ def features_in_range(features_path: Path) -> CheckOutcome:
 
 def every_turn_labelled(turns_path: Path, labels_path: Path) -> CheckOutcome:
     """Each raw turn has a label row, and there are no extra label rows."""
-    missing = _scalar(UNLABELLED_TURNS_SQL, turns=str(turns_path), labels=str(labels_path))
+    missing = scalar_query(UNLABELLED_TURNS_SQL, turns=str(turns_path), labels=str(labels_path))
     turns = pq.read_metadata(turns_path).num_rows
     labels = pq.read_metadata(labels_path).num_rows
     return CheckOutcome(missing == 0 and turns == labels, "every turn has exactly one label",
@@ -58,7 +52,7 @@ def every_turn_labelled(turns_path: Path, labels_path: Path) -> CheckOutcome:
 
 def weights_in_unit_interval(labels_path: Path) -> CheckOutcome:
     """loss_weight in [0, 1] and a category on every row."""
-    bad = _scalar(WEIGHTS_OUT_OF_RANGE_SQL, labels=str(labels_path))
+    bad = scalar_query(WEIGHTS_OUT_OF_RANGE_SQL, labels=str(labels_path))
     return CheckOutcome(bad == 0, "loss_weight in [0, 1], category set",
                         {"rows_out_of_range": bad})
 

@@ -47,7 +47,8 @@ class CheckOutcome:
     figures: dict[str, Any] = field(default_factory=dict)
 
 
-def _scalar(sql: str, **params: str) -> int:
+def scalar_query(sql: str, **params: str) -> int:
+    """The integer in the first column of the first row of `sql` (0 when there is no row)."""
     with duckdb.connect() as connection:
         row = connection.execute(sql, params).fetchone()
     return int(row[0]) if row else 0
@@ -73,21 +74,21 @@ def schema_matches(path: Path, expected: pa.Schema) -> CheckOutcome:
 
 def unique_turn_keys(turns_path: Path) -> CheckOutcome:
     """No (trajectory_id, turn_index) pair appears twice."""
-    duplicates = _scalar(DUPLICATE_TURN_KEYS_SQL, path=str(turns_path))
+    duplicates = scalar_query(DUPLICATE_TURN_KEYS_SQL, path=str(turns_path))
     return CheckOutcome(duplicates == 0, "(trajectory_id, turn_index) is unique",
                         {"duplicate_keys": duplicates})
 
 
 def contiguous_turn_indices(turns_path: Path) -> CheckOutcome:
     """Every trajectory's turns are numbered 0..n-1 with no gap."""
-    gaps = _scalar(TURN_INDEX_GAPS_SQL, path=str(turns_path))
+    gaps = scalar_query(TURN_INDEX_GAPS_SQL, path=str(turns_path))
     return CheckOutcome(gaps == 0, "turn_index runs 0..n-1 in every trajectory",
                         {"trajectories_with_gaps": gaps})
 
 
 def turn_counts_match(trajectories_path: Path, turns_path: Path) -> CheckOutcome:
     """Every trajectory row's n_turns equals its number of turn rows."""
-    mismatched = _scalar(
+    mismatched = scalar_query(
         TURN_COUNTS_MATCH_SQL, trajectories=str(trajectories_path), turns=str(turns_path)
     )
     return CheckOutcome(mismatched == 0, "n_turns equals the number of turn rows",
