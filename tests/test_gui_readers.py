@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 from reader_checks import claimed_fixtures
+from reader_checks import read_checked as read_all
 
 from sources.androidworld import AndroidWorldReader
 from sources.osworld import OsWorldReader
 from sources.reader import FormatError, Reader, read_head
-from sources.schema import ACTION_KINDS, OBSERVATION_FORMATS, Quarantine, Trajectory
+from sources.schema import Trajectory
 from sources.ui_render import render_ui_element, render_ui_elements
 from sources.webarena import WebArenaRenderReader
 
@@ -20,19 +21,6 @@ ANDROID_EPISODE = "android/androidworld/ContactsAddContact_base_gpt-4o-mini_48e6
 ANDROID_DEMO = "android/androidworld/demo.json"
 WEBARENA = "web/webarena/render_16.html"
 OSWORLD = "os/osworld/traj.jsonl"
-
-
-def read_all(reader: Reader, path: Path) -> tuple[list[Trajectory], list[Quarantine]]:
-    items = list(reader.read(path))
-    trajectories = [item for item in items if isinstance(item, Trajectory)]
-    quarantined = [item for item in items if isinstance(item, Quarantine)]
-    assert len(trajectories) + len(quarantined) == len(items)
-    for trajectory in trajectories:
-        json.dumps(trajectory.metadata)  # metadata must be JSON-serialisable
-        for turn in trajectory.turns:
-            assert turn.action_kind in ACTION_KINDS
-            assert turn.observation_format in OBSERVATION_FORMATS
-    return trajectories, quarantined
 
 
 def only(reader: Reader, path: Path) -> Trajectory:

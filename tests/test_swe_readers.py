@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 from reader_checks import claimed_fixtures
+from reader_checks import read_checked as read_all
 
 from sources.miniswe import MiniSweReader
 from sources.openhands import OpenHandsReader
 from sources.reader import FormatError, Reader, read_head
-from sources.schema import ACTION_KINDS, OBSERVATION_FORMATS, Quarantine, Trajectory
+from sources.schema import Trajectory
 from sources.sweagent import SweAgentReader
 
 SWEAGENT = "swe/sweagent/sweagent_6e44b9__sweagenttestrepo-1c2844.traj"
@@ -27,22 +28,10 @@ OWN_FIXTURES: dict[str, tuple[Reader, set[str]]] = {
 }
 
 
-def read_all(reader: Reader, path: Path) -> tuple[list[Trajectory], list[Quarantine]]:
-    items = list(reader.read(path))
-    trajectories = [item for item in items if isinstance(item, Trajectory)]
-    quarantined = [item for item in items if isinstance(item, Quarantine)]
-    assert len(trajectories) + len(quarantined) == len(items)
-    return trajectories, quarantined
-
-
 def only(reader: Reader, path: Path) -> Trajectory:
     trajectories, quarantined = read_all(reader, path)
     assert quarantined == []
-    assert len(trajectories) == 1
-    for turn in trajectories[0].turns:
-        assert turn.action_kind in ACTION_KINDS
-        assert turn.observation_format in OBSERVATION_FORMATS
-    json.dumps(trajectories[0].metadata)  # must be JSON-serialisable
+    assert len(trajectories) == 1  # read_all checked vocabularies and metadata
     return trajectories[0]
 
 

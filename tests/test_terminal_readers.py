@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 from reader_checks import claimed_fixtures
+from reader_checks import read_checked as read_all
 
 from sources.atif import AtifReader
 from sources.harbor_traces import HarborTracesReader, parse_terminus
 from sources.reader import FormatError, Reader
-from sources.schema import ACTION_KINDS, OBSERVATION_FORMATS, Quarantine, Trajectory
 from sources.tbench import TerminalBenchReader, render_keys, render_output
 
 ATIF = "terminal/atif/hello-world-invalid-json.trajectory.json"
@@ -25,19 +25,6 @@ OWN_FIXTURES: dict[str, tuple[Reader, set[str]]] = {
     "harbor": (HarborTracesReader(), {HARBOR}),
     "tbench": (TerminalBenchReader(), {TBENCH}),
 }
-
-
-def read_all(reader: Reader, path: Path) -> tuple[list[Trajectory], list[Quarantine]]:
-    items = list(reader.read(path))
-    trajectories = [item for item in items if isinstance(item, Trajectory)]
-    quarantined = [item for item in items if isinstance(item, Quarantine)]
-    assert len(trajectories) + len(quarantined) == len(items)
-    for trajectory in trajectories:
-        json.dumps(trajectory.metadata)
-        for turn in trajectory.turns:
-            assert turn.action_kind in ACTION_KINDS
-            assert turn.observation_format in OBSERVATION_FORMATS
-    return trajectories, quarantined
 
 
 # --- ATIF ------------------------------------------------------------------------------------
