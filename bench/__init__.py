@@ -1,0 +1,13 @@
+"""AgentWorldBench: build the benchmark from the bench pool, run predictors, judge, score.
+
+Plain Python (no Dagster; `assets/bench.py` wires it). Imports sources and quality only.
+
+- sample.py       `BenchSample`: one teacher-forced, one-step prediction task
+- official.py     the official JSONL layout (`<domain>_test.jsonl`): export, import, chat messages
+- parsing.py      `parse_prediction(text) -> ParsedPrediction` as the official evaluation parses
+- scoring.py      `AxisScores`, sample / domain / macro + micro overall, the published rows
+- predictors/     `Predictor` protocol; baselines copy_last, empty, retrieval; hf_local,
+                  openai_compatible (`build_predictor("name:argument", context)`)
+- judges/         rule verifiers per domain, the reference-grounded rubric judge
+- reward.py       the hybrid reward (rubric + rule, each 5-25; malformed 0) for RL
+"""

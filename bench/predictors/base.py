@@ -1,0 +1,76 @@
+"""The predictor protocol and the one place that turns a spec string into a predictor.
+
+A predictor returns raw model text per sample (thinking and tags included); parsing is the
+evaluation's job (`bench.parsing`), so a predictor is judged on exactly what it emits.
+
+Specs: `name` or `name:argument`, e.g. `copy_last`, `retrieval`, `hf_local:data/models/sft_model`,
+`openai_compatible:http://127.0.0.1:8000/v1`. Each implementation is a class with a
+`from_spec(argument, context)` classmethod, imported only when named (so the baselines run
+without torch or a network).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from bench.sample import BenchSample
+
+
+@runtime_checkable
+class Predictor(Protocol):
+    """Anything with a name that maps samples to raw model outputs, one per sample, in order."""
+
+    name: str
+
+    def predict(self, samples: Sequence[BenchSample]) -> list[str]: ...
+
+
+@dataclass(frozen=True)
+class PredictorContext:
+    """What a predictor may need beyond its own argument.
+
+    data_dir: the worldtrace data directory (retrieval reads the training pool there; a bare
+    model name resolves under {data_dir}/models). model: the model name sent to an endpoint.
+    """
+
+    data_dir: Path | None = None
+    seed: int = 0
+    max_new_tokens: int = 1024
+    temperature: float = 0.0
+    model: str | None = None
+    concurrency: int = 4
+    timeout_s: float = 120.0
+
+
+# name -> "module:Class"; the class has `from_spec(argument: str | None, context) -> Predictor`.
+PREDICTOR_CLASSES: dict[str, str] = {
+    "copy_last": "bench.predictors.baselines:CopyLastPredictor",
+    "empty": "bench.predictors.baselines:EmptyPredictor",
+    "retrieval": "bench.predictors.retrieval:RetrievalPredictor",
+    "hf_local": "bench.predictors.hf_local:HfLocalPredictor",
+    "openai_compatible": "bench.predictors.openai_compatible:OpenAICompatiblePredictor",
+}
+
+
+def split_spec(spec: str) -> tuple[str, str | None]:
+    """`name:argument` -> (name, argument); a URL's own colons stay in the argument."""
+    name, _, argument = spec.partition(":")
+    return name.strip(), (argument.strip() or None)
+
+
+def build_predictor(spec: str, context: PredictorContext | None = None) -> Predictor:
+    """The predictor a spec names (ValueError listing the known names for an unknown one)."""
+    name, argument = split_spec(spec)
+    if name not in PREDICTOR_CLASSES:
+        raise ValueError(f"unknown predictor {name!r} in {spec!r}; known: "
+                         f"{', '.join(sorted(PREDICTOR_CLASSES))}")
+    module_name, class_name = PREDICTOR_CLASSES[name].split(":")
+    cls = getattr(importlib.import_module(module_name), class_name)
+    predictor = cls.from_spec(argument, context or PredictorContext())
+    if not isinstance(predictor, Predictor):
+        raise TypeError(f"{PREDICTOR_CLASSES[name]} does not implement Predictor")
+    return predictor
