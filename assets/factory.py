@@ -8,10 +8,10 @@ that the readers then ingest like any user's data.
 import time
 
 import dagster as dg
-from sources.factory.collect import collect_domain
 
 from assets.partitions import domain_partitions
 from assets.resources import WorldtraceStorage
+from sources.factory.collect import collect_domain
 from sources.factory.scale import generate_corpus
 
 COLLECTED_DOMAINS = ("terminal", "swe", "mcp", "search", "web", "android", "os")

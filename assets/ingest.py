@@ -16,7 +16,6 @@ from assets.resources import WorldtraceStorage
 from assets.table_metadata import check_result, records_table, table_metadata
 from sources import table_checks
 from sources.ingest import IngestStats
-from sources.parquet_sink import partition_path
 from sources.schema import (
     QUARANTINE_SCHEMA,
     TRAJECTORY_COLUMN_DOCS,
@@ -24,6 +23,7 @@ from sources.schema import (
     TURN_COLUMN_DOCS,
     TURN_SCHEMA,
 )
+from sources.storage import partition_path
 from sources.tables import write_tables
 
 PROGRESS_EVERY = 1000  # trajectories between progress log lines

@@ -25,7 +25,7 @@ from quality.labels import (
     label_turns,
     load_policy,
 )
-from sources.parquet_sink import partition_path
+from sources.storage import partition_dir, partition_path
 
 BAR_WIDTH = 30  # characters of the widest bar in the Markdown category chart
 
@@ -112,7 +112,7 @@ def trajectory_dedup(context: dg.AssetExecutionContext, storage: WorldtraceStora
     trajectories of one domain, clustered by union-find; one kept per cluster by a stable rule,
     the removed ones listed with their cluster and reason."""
     domain = context.partition_key
-    out_dir = storage.data_path / "trajectory_dedup" / f"domain={domain}"
+    out_dir = partition_dir(storage.data_path, "trajectory_dedup", domain)
     config = DedupConfig()
     stats = dedup_trajectories(partition_path(storage.data_path, "raw_trajectories", domain),
                                partition_path(storage.data_path, "raw_turns", domain),

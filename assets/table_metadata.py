@@ -9,7 +9,7 @@ import dagster as dg
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from sources.table_checks import CheckOutcome
+from sources.storage import CheckOutcome
 
 PREVIEW_ROWS = 5
 PREVIEW_CELL_CHARS = 80  # a preview shows the shape of the data, not whole observations

@@ -1,4 +1,4 @@
-"""Reading turns in batches of whole trajectories, and writing outputs atomically.
+"""Reading turns in batches of whole trajectories.
 
 The ingest stage writes each trajectory's turns as one run of consecutive rows, in turn order
 (sorted by trajectory_id or in the order the sources were read; either works). The reader takes
@@ -9,8 +9,6 @@ trajectory whose rows are not contiguous is an error, not a silent split.
 
 from __future__ import annotations
 
-import contextlib
-import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -80,17 +78,3 @@ def run_numbers(ids: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray
     lengths = np.diff(np.r_[starts, len(run)])
     ordinal = np.arange(len(run), dtype=np.int64) - np.repeat(starts, lengths)
     return run, ordinal
-
-
-@contextlib.contextmanager
-def atomic_path(out_path: Path) -> Iterator[Path]:
-    """A temporary path beside `out_path`, renamed onto it (os.replace) when the block succeeds."""
-    out_path = Path(out_path)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out_path.with_name(f".{out_path.name}.tmp-{os.getpid()}")
-    try:
-        yield tmp
-        os.replace(tmp, out_path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()

@@ -7,7 +7,7 @@ from pathlib import Path
 import duckdb
 import pyarrow.parquet as pq
 
-from sources.table_checks import CheckOutcome, scalar_query
+from sources.storage import CheckOutcome, scalar_query
 
 SHARE_COLUMNS = ("overlap_action", "overlap_context", "novelty", "jaccard_prev",
                  "jaccard_max_prev")

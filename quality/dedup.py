@@ -36,11 +36,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from quality.batches import atomic_path, run_numbers, trajectory_batches
+from quality.batches import run_numbers, trajectory_batches
 from quality.minhash import LshConfig, MinHashConfig, signature_array, signatures
-from quality.patterns import sql_literal
 from quality.shingles import ShingleConfig, Shingled, shingle_words, word_hashes
-from quality.sql import load_sql, query_arrow
+from sources.storage import atomic_path, load_sql, query_arrow, sql_path, write_parquet
 
 PathOrPaths = Path | str | Sequence[Path | str]
 
@@ -247,7 +246,7 @@ def _write_signatures(paths: list[Path], tasks: dict[str, str], wanted: set[str]
 
 
 def _candidate_pairs(sig_path: Path, config: DedupConfig) -> list[tuple[str, str]]:
-    sql = load_sql("dedup_candidates.sql")
+    sql = load_sql(__file__, "dedup_candidates.sql")
     for name, value in (("$bands", config.lsh.bands), ("$rows", config.lsh.rows),
                         ("$min_shingles", config.min_shingles),
                         ("$max_bucket", config.max_bucket)):
@@ -255,7 +254,7 @@ def _candidate_pairs(sig_path: Path, config: DedupConfig) -> list[tuple[str, str
     con = duckdb.connect()
     try:
         con.execute("CREATE TEMP VIEW signatures AS SELECT * FROM read_parquet("
-                    f"{sql_literal(str(sig_path))})")
+                    f"{sql_path(sig_path)})")
         table = query_arrow(con, sql)
     finally:
         con.close()
@@ -313,8 +312,7 @@ def _write_outputs(out_dir: Path, meta: pa.Table, parent: np.ndarray,
     })
     table = table.sort_by([("trajectory_id", "ascending")])
     metadata = {b"dedup_config": str(config).encode()}
-    with atomic_path(out_dir / "trajectory_dedup.parquet") as tmp:
-        pq.write_table(table.replace_schema_metadata(metadata), tmp, compression="zstd")
+    write_parquet(table.replace_schema_metadata(metadata), out_dir / "trajectory_dedup.parquet")
     pair_rows = sorted([(ids[a], ids[b], 1.0, "exact") for a, b in exact_pairs]
                        + [(a, b, j, "near") for a, b, j in near_pairs])
     pairs = pa.table({
@@ -323,8 +321,7 @@ def _write_outputs(out_dir: Path, meta: pa.Table, parent: np.ndarray,
         "jaccard": pa.array([p[2] for p in pair_rows], pa.float64()),
         "kind": pa.array([p[3] for p in pair_rows], pa.string()),
     })
-    with atomic_path(out_dir / "duplicate_pairs.parquet") as tmp:
-        pq.write_table(pairs.replace_schema_metadata(metadata), tmp, compression="zstd")
+    write_parquet(pairs.replace_schema_metadata(metadata), out_dir / "duplicate_pairs.parquet")
     stats.kept = int(kept.sum())
     stats.removed = n - stats.kept
     stats.near_duplicates = int(np.count_nonzero(~kept & ~exact_child))

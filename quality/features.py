@@ -42,7 +42,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from quality import patterns
-from quality.batches import atomic_path, run_numbers, trajectory_batches
+from quality.batches import run_numbers, trajectory_batches
 from quality.corpus_frequency import corpus_frequency
 from quality.max_jaccard import long_max_jaccard
 from quality.minhash import (
@@ -54,7 +54,7 @@ from quality.minhash import (
 )
 from quality.observation_sets import common_words, occurrence_keys, shingle_counts, word_counts
 from quality.shingles import ShingleConfig, Shingled, shingle_words, word_hashes
-from quality.sql import load_sql, query_arrow
+from sources.storage import load_sql, query_arrow, sql_literal, write_parquet
 
 TURN_COLUMNS = (
     "trajectory_id", "turn_index", "domain", "source", "source_format", "action", "action_kind",
@@ -168,7 +168,7 @@ def compute_turn_features(turns_path: Path, out_path: Path,
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     part_path = out_path.with_name(f".{out_path.name}.{id(stats)}.parts.parquet")
-    queries = (load_sql("short_pairs.sql"), _render_turn_sql(config))
+    queries = (load_sql(__file__, "short_pairs.sql"), _render_turn_sql(config))
     common = _partition_common_words(turns_path, config)
     con = _connect(config)
     writer: pq.ParquetWriter | None = None
@@ -200,21 +200,21 @@ def compute_turn_features(turns_path: Path, out_path: Path,
 def _connect(config: FeatureConfig) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect()
     con.execute(f"SET threads = {int(config.duckdb_threads)}")
-    con.execute(f"SET memory_limit = {patterns.sql_literal(config.duckdb_memory_limit)}")
+    con.execute(f"SET memory_limit = {sql_literal(config.duckdb_memory_limit)}")
     return con
 
 
 def _render_turn_sql(config: FeatureConfig) -> str:
     """turn_features.sql with the error and empty-output patterns of quality/patterns.py."""
     def matches(regexes: tuple[str, ...]) -> str:
-        return f"regexp_matches(t.head_tail, {patterns.sql_literal(patterns.any_of(regexes))})"
+        return f"regexp_matches(t.head_tail, {sql_literal(patterns.any_of(regexes))})"
 
     checks = [matches(patterns.GENERIC_ERRORS)]
     for fmt, extra in sorted(patterns.FORMAT_ERRORS.items()):
-        checks.append(f"(t.observation_format = {patterns.sql_literal(fmt)} AND "
+        checks.append(f"(t.observation_format = {sql_literal(fmt)} AND "
                       f"{matches(extra)})")
-    wrappers = patterns.sql_literal(patterns.any_of(patterns.EMPTY_OUTPUT_WRAPPERS))
-    return (load_sql("turn_features.sql")
+    wrappers = sql_literal(patterns.any_of(patterns.EMPTY_OUTPUT_WRAPPERS))
+    return (load_sql(__file__, "turn_features.sql")
             .replace("{error_text}", "\n                OR ".join(checks))
             .replace("{empty_wrappers}", wrappers)
             .replace("$head_tail_chars", str(int(config.head_tail_chars))))
@@ -378,5 +378,4 @@ def _write_with_corpus_frequency(part_path: Path, out_path: Path, config: Featur
         table = table.append_column(name, pa.array(frequency, pa.int64(), mask=~has_shingles))
         del sig
     metadata = {b"feature_config": str(config).encode()}
-    with atomic_path(out_path) as tmp:
-        pq.write_table(table.replace_schema_metadata(metadata), tmp, compression="zstd")
+    write_parquet(table.replace_schema_metadata(metadata), out_path)

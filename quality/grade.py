@@ -26,6 +26,7 @@ import duckdb
 
 from quality.labels import CATEGORIES
 from quality.stage import run_quality_stage
+from sources.storage import sql_path, table_glob
 
 GRADED = ("empty", "error", "unchanged", "echo", "boilerplate")  # the issue's floors
 DUP_THRESHOLD = 0.8
@@ -106,11 +107,12 @@ def grade(n: int, seed: int, work_dir: Path, domains: Sequence[str] | None = Non
 
 
 def _grade_turns(report: GradeReport, data: Path, out: Path, truth: Path) -> None:
+    labels, trajectories = sql_path(table_glob(out, "turn_labels")), _trajectories(data)
     rows = duckdb.sql(f"""
         SELECT t.category AS truth, l.category AS predicted, count(*) AS n
-        FROM read_parquet('{out}/turn_labels/*/part-0.parquet') AS l
-        JOIN read_parquet('{data}/raw_trajectories/*/part-0.parquet') AS tr USING (trajectory_id)
-        LEFT JOIN read_parquet('{truth}') AS t
+        FROM read_parquet({labels}) AS l
+        JOIN read_parquet({trajectories}) AS tr USING (trajectory_id)
+        LEFT JOIN read_parquet({sql_path(truth)}) AS t
             ON t.source = tr.source AND t.file = tr.source_path AND t.turn_index = l.turn_index
         GROUP BY ALL
     """).fetchall()
@@ -122,13 +124,19 @@ def _grade_turns(report: GradeReport, data: Path, out: Path, truth: Path) -> Non
         report.turns += n
 
 
+def _trajectories(data: Path) -> str:
+    """raw_trajectories of every domain, quoted for read_parquet."""
+    return sql_path(table_glob(data, "raw_trajectories"))
+
+
 def _grade_pairs(report: GradeReport, data: Path, out: Path, truth: Path) -> None:
     from sources.factory.scale_text import jaccard
 
+    decisions = sql_path(out / "trajectory_dedup" / "trajectory_dedup.parquet")
     members = duckdb.sql(f"""
         SELECT d.cluster_id, tr.source, tr.source_path
-        FROM read_parquet('{out}/trajectory_dedup/trajectory_dedup.parquet') AS d
-        JOIN read_parquet('{data}/raw_trajectories/*/part-0.parquet') AS tr USING (trajectory_id)
+        FROM read_parquet({decisions}) AS d
+        JOIN read_parquet({_trajectories(data)}) AS tr USING (trajectory_id)
         WHERE d.cluster_size > 1
         ORDER BY d.cluster_id, tr.source, tr.source_path
     """).fetchall()
@@ -137,8 +145,8 @@ def _grade_pairs(report: GradeReport, data: Path, out: Path, truth: Path) -> Non
         clusters.setdefault(cluster, []).append((source, path))
     predicted = {frozenset(pair) for group in clusters.values()
                  for pair in itertools.combinations(group, 2)}
-    planted = duckdb.sql(f"SELECT source, file_a, file_b, jaccard FROM read_parquet('{truth}')"
-                         ).fetchall()
+    planted = duckdb.sql("SELECT source, file_a, file_b, jaccard FROM "
+                         f"read_parquet({sql_path(truth)})").fetchall()
     positive = {frozenset({(s, a), (s, b)}) for s, a, b, j in planted if j >= DUP_THRESHOLD}
     report.dup_true_pairs = len(positive)
     report.dup_found = len(positive & predicted)
@@ -160,9 +168,9 @@ def _trajectory_texts(data: Path, wanted: set[tuple[str, str]]) -> dict[tuple[st
     rows = con.execute(f"""
         SELECT tr.source, tr.source_path, tr.task, list(t.action ORDER BY t.turn_index),
                list(t.observation ORDER BY t.turn_index)
-        FROM read_parquet('{data}/raw_trajectories/*/part-0.parquet') AS tr
+        FROM read_parquet({_trajectories(data)}) AS tr
         JOIN wanted USING (source, source_path)
-        LEFT JOIN read_parquet('{data}/raw_turns/*/part-0.parquet') AS t USING (trajectory_id)
+        LEFT JOIN read_parquet({sql_path(table_glob(data, 'raw_turns'))}) AS t USING (trajectory_id)
         GROUP BY ALL
     """).fetchall()
     con.close()

@@ -16,11 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import pyarrow.parquet as pq
 
-from quality.batches import atomic_path
-from quality.patterns import sql_literal
-from quality.sql import load_sql, query_arrow
+from sources.storage import load_sql, query_arrow, sql_path, write_parquet
 
 CATEGORIES: tuple[str, ...] = ("empty", "error", "unchanged", "echo", "boilerplate",
                                "informative")
@@ -117,15 +114,14 @@ def label_turns(features_path: Path, out_path: Path, policy: Policy | None = Non
     con = duckdb.connect()
     try:
         con.execute("CREATE TEMP VIEW features AS SELECT * FROM read_parquet("
-                    f"{sql_literal(str(features_path))}, file_row_number = true)")
-        table = query_arrow(con, load_sql("labels.sql"), policy.sql_params())
+                    f"{sql_path(features_path)}, file_row_number = true)")
+        table = query_arrow(con, load_sql(__file__, "labels.sql"), policy.sql_params())
     finally:
         con.close()
     metadata = {b"policy_hash": policy.hash.encode(), b"policy_version": str(policy.version)
                 .encode(), b"policy": str(policy).encode()}
     table = table.replace_schema_metadata(metadata)
-    with atomic_path(Path(out_path)) as tmp:
-        pq.write_table(table, tmp, compression="zstd")
+    write_parquet(table, out_path)
     stats = LabelStats(policy=str(policy), turns=table.num_rows)
     stats.categories.update(table["category"].to_pylist())
     stats.weight_histogram.update(table["loss_weight"].to_pylist())

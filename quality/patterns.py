@@ -131,11 +131,6 @@ def normalise_protocol_ids(texts: pl.Series) -> pl.Series:
     return pl.select(pl.when(is_rpc).then(replaced).otherwise(texts)).to_series()
 
 
-def sql_literal(text: str) -> str:
-    """A SQL string literal (single quotes doubled)."""
-    return "'" + text.replace("'", "''") + "'"
-
-
 def any_of(patterns: tuple[str, ...]) -> str:
     """One RE2 alternation of the patterns (each in its own group)."""
     return "|".join(f"(?:{p})" for p in patterns)

@@ -23,11 +23,7 @@ from pathlib import Path
 from quality.dedup import DedupConfig, DedupStats, dedup_trajectories
 from quality.features import FeatureConfig, FeatureStats, compute_turn_features
 from quality.labels import LabelStats, label_turns, load_policy
-
-
-def partition(data_dir: Path, table: str, domain: str) -> Path:
-    """{dir}/{table}/domain={domain}/part-0.parquet"""
-    return Path(data_dir) / table / f"domain={domain}" / "part-0.parquet"
+from sources.storage import partition_path
 
 
 @dataclass
@@ -45,11 +41,11 @@ class StageReport:
 
 def _features_and_labels(data_dir: Path, out_dir: Path, domain: str, config: FeatureConfig,
                          policy_path: Path | None) -> tuple[str, FeatureStats, LabelStats, float]:
-    features = partition(out_dir, "turn_features", domain)
-    f_stats = compute_turn_features(partition(data_dir, "raw_turns", domain), features, config)
+    features = partition_path(out_dir, "turn_features", domain)
+    f_stats = compute_turn_features(partition_path(data_dir, "raw_turns", domain), features, config)
     clock = time.perf_counter()
     policy = load_policy(policy_path) if policy_path else load_policy()
-    l_stats = label_turns(features, partition(out_dir, "turn_labels", domain), policy)
+    l_stats = label_turns(features, partition_path(out_dir, "turn_labels", domain), policy)
     l_stats_seconds = time.perf_counter() - clock
     return domain, f_stats, l_stats, l_stats_seconds
 
@@ -61,7 +57,7 @@ def run_quality_stage(data_dir: Path, out_dir: Path, domains: Sequence[str], wor
     features = features or FeatureConfig()
     dedup = dedup or DedupConfig()
     report = StageReport()
-    present = [d for d in domains if partition(data_dir, "raw_turns", d).exists()]
+    present = [d for d in domains if partition_path(data_dir, "raw_turns", d).exists()]
     clock = time.perf_counter()
     jobs = [(data_dir, out_dir, d, features, policy_path) for d in present]
     if workers > 1 and len(present) > 1:
@@ -79,8 +75,8 @@ def run_quality_stage(data_dir: Path, out_dir: Path, domains: Sequence[str], wor
     report.wall_seconds["labels (sum over partitions)"] = label_seconds
     clock = time.perf_counter()
     report.dedup = dedup_trajectories(
-        [partition(data_dir, "raw_trajectories", d) for d in present],
-        [partition(data_dir, "raw_turns", d) for d in present],
+        [partition_path(data_dir, "raw_trajectories", d) for d in present],
+        [partition_path(data_dir, "raw_turns", d) for d in present],
         out_dir / "trajectory_dedup", dedup)
     report.wall_seconds["dedup"] = time.perf_counter() - clock
     report.peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -5,13 +5,12 @@ Each check returns a `CheckOutcome`: whether it passed and the numbers behind th
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from sources.storage import CheckOutcome, scalar_query
 
 DUPLICATE_TURN_KEYS_SQL = """
 SELECT count(*) AS duplicate_keys FROM (
@@ -37,21 +36,6 @@ LEFT JOIN (
 WHERE coalesce(c.n, 0) <> t.n_turns
 """
 
-
-@dataclass
-class CheckOutcome:
-    """The verdict of one check, with the figures that explain it."""
-
-    passed: bool
-    description: str
-    figures: dict[str, Any] = field(default_factory=dict)
-
-
-def scalar_query(sql: str, **params: str) -> int:
-    """The integer in the first column of the first row of `sql` (0 when there is no row)."""
-    with duckdb.connect() as connection:
-        row = connection.execute(sql, params).fetchone()
-    return int(row[0]) if row else 0
 
 
 def schema_matches(path: Path, expected: pa.Schema) -> CheckOutcome:

@@ -18,8 +18,8 @@ import pyarrow as pa
 
 from sources.catalog import SourceSpec
 from sources.ingest import IngestedTrajectory, IngestStats, ingest_source
-from sources.parquet_sink import ParquetSink, partition_path
 from sources.schema import QUARANTINE_SCHEMA, TRAJECTORY_SCHEMA, TURN_SCHEMA
+from sources.storage import ParquetSink, partition_path
 
 TABLE_SCHEMAS: dict[str, pa.Schema] = {
     "raw_trajectories": TRAJECTORY_SCHEMA,

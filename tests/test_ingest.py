@@ -169,7 +169,7 @@ def test_failed_write_keeps_the_previous_file(traces_dir: Path, tmp_path: Path) 
     with pytest.raises(Boom):
         write_tables([spec], tmp_path, on_trajectory=explode)
     assert target.read_bytes() == before
-    assert not [p for p in target.parent.iterdir() if p.name.endswith(".tmp")]
+    assert [p.name for p in target.parent.iterdir()] == ["part-0.parquet"]  # no temp left
 
 
 def test_a_datasets_folder_in_the_catalog_is_read_as_one_table(tmp_path: Path) -> None:

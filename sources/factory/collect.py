@@ -23,6 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from sources.storage import atomic_path
+
 Collector = Callable[[Path, int, int, Path], list[int]]
 
 
@@ -85,23 +87,15 @@ def collect_domain(domain: str, out_dir: Path, n_trajectories: int, seed: int) -
     collect = _collector(domain)
     start = time.perf_counter()
     final = Path(out_dir) / domain / source_name(domain)
-    staging = final.parent / f".{final.name}.tmp-{os.getpid()}"
     work = final.parent / f".{final.name}.work-{os.getpid()}"  # sandboxes: never the user's files
-    for path in (staging, work):
-        shutil.rmtree(path, ignore_errors=True)
-        path.mkdir(parents=True)
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
     try:
-        turns = collect(staging, n_trajectories, seed, work)
+        with atomic_path(final) as staging:
+            staging.mkdir()
+            turns = collect(staging, n_trajectories, seed, work)
+    finally:
         shutil.rmtree(work, ignore_errors=True)
-        old = final.parent / f".{final.name}.old-{os.getpid()}"
-        if final.exists():
-            final.rename(old)
-        staging.rename(final)
-        shutil.rmtree(old, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        shutil.rmtree(work, ignore_errors=True)
-        raise
     return CollectStats(
         domain,
         source_name(domain),

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import fcntl
 import json
-import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+
+from sources.storage import atomic_path, write_parquet
 
 TURN_SCHEMA = pa.schema([("source", pa.string()), ("domain", pa.string()), ("file", pa.string()),
                          ("turn_index", pa.int32()), ("category", pa.string())])
@@ -71,10 +71,11 @@ def write_truth(
                 old = old.filter(pc.invert(pc.is_in(old["domain"], value_set=done)))
                 table = pa.concat_tables([old, table])
             table = table.sort_by([(key, "ascending") for key in keys])
-            _atomic_write(path, lambda p, t=table: pq.write_table(t, p))
+            write_parquet(table, path, compression="snappy")  # pyarrow's default, as before
         manifest = _merge_manifest(truth / "manifest.json", summaries, files)
         text = json.dumps(manifest, indent=1, sort_keys=True) + "\n"
-        _atomic_write(truth / "manifest.json", lambda p: p.write_text(text, encoding="utf-8"))
+        with atomic_path(truth / "manifest.json") as tmp:
+            tmp.write_text(text, encoding="utf-8")
 
 
 def _merge_manifest(
@@ -91,10 +92,3 @@ def _merge_manifest(
     seeds = {d["seed"] for d in manifest["domains"].values()}
     manifest["seed"] = seeds.pop() if len(seeds) == 1 else None
     return manifest
-
-
-def _atomic_write(path: Path, write: Callable[[Path], object]) -> None:
-    """Write through a temporary file in the same folder and rename it over `path`."""
-    temp = path.with_name(f".{path.name}.tmp")
-    write(temp)
-    os.replace(temp, path)

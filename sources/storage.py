@@ -1,0 +1,192 @@
+"""The storage base every stage writes and reads through.
+
+All tables live under one data directory, Parquet, hive-partitioned by domain:
+{data}/{table}/domain={d}/part-0.parquet. Writes are atomic: a reader never sees a half-written
+file (the final name appears only when the writer finishes; os.replace is atomic on one
+filesystem), and a failed run leaves the previous version in place. Paths and values that go into
+SQL text are quoted here, and SQL files are read from beside the module that runs them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+ROWS_PER_BATCH = 4096  # keeps memory flat (a few MB of text per batch) and row groups useful
+PART_FILE = "part-0.parquet"
+COMPRESSION = "zstd"
+
+
+# --- layout -------------------------------------------------------------------------------------
+
+def partition_dir(data_dir: Path | str, table: str, domain: str) -> Path:
+    """The folder of one domain partition of a table: {data}/{table}/domain={d}/."""
+    return Path(data_dir) / table / f"domain={domain}"
+
+
+def partition_path(data_dir: Path | str, table: str, domain: str) -> Path:
+    """The file of one domain partition of a table: {data}/{table}/domain={d}/part-0.parquet."""
+    return partition_dir(data_dir, table, domain) / PART_FILE
+
+
+def table_glob(data_dir: Path | str, table: str) -> str:
+    """A glob over every domain partition of a table, for DuckDB's read_parquet."""
+    return str(Path(data_dir) / table / "domain=*" / PART_FILE)
+
+
+# --- atomic writes ------------------------------------------------------------------------------
+
+def _temp_beside(path: Path) -> Path:
+    """A hidden temporary name in the same folder (same filesystem, so the rename is atomic)."""
+    return path.with_name(f".{path.name}.tmp-{os.getpid()}")
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def atomic_path(out_path: Path | str) -> Iterator[Path]:
+    """A temporary path beside `out_path`, moved onto it when the block succeeds.
+
+    The block may write a file or create a folder there. A folder replaces an existing one
+    (the old one is moved aside first, then deleted); on an exception the temporary is removed
+    and `out_path` keeps its previous content.
+    """
+    out_path = Path(out_path)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _temp_beside(out_path)
+    _remove(tmp)
+    try:
+        yield tmp
+        if tmp.is_dir() and out_path.is_dir():
+            old = out_path.with_name(f".{out_path.name}.old-{os.getpid()}")
+            out_path.rename(old)
+            tmp.rename(out_path)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, out_path)
+    finally:
+        if tmp.exists():
+            _remove(tmp)
+
+
+def write_parquet(table: pa.Table, path: Path | str, compression: str = COMPRESSION) -> None:
+    """Write a whole table to `path` atomically."""
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp, compression=compression)
+
+
+class ParquetSink:
+    """Write rows of a fixed schema to `path`, atomically, in bounded memory."""
+
+    def __init__(self, path: Path, schema: pa.Schema, rows_per_batch: int = ROWS_PER_BATCH) -> None:
+        self.path = Path(path)
+        self.schema = schema
+        self.rows_per_batch = rows_per_batch
+        self.rows_written = 0
+        self._pending: list[dict[str, Any]] = []
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._temp_path = _temp_beside(self.path)
+        self._writer = pq.ParquetWriter(self._temp_path, schema, compression=COMPRESSION)
+
+    def write(self, row: dict[str, Any]) -> None:
+        self._pending.append(row)
+        if len(self._pending) >= self.rows_per_batch:
+            self._flush()
+
+    def write_many(self, rows: list[dict[str, Any]]) -> None:
+        for row in rows:
+            self.write(row)
+
+    def _flush(self) -> None:
+        if self._pending:
+            batch = pa.Table.from_pylist(self._pending, schema=self.schema)
+            self._writer.write_table(batch)
+            self.rows_written += len(self._pending)
+            self._pending = []
+
+    def close(self) -> None:
+        """Finish the file and move it into place."""
+        self._flush()
+        self._writer.close()
+        os.replace(self._temp_path, self.path)
+
+    def abort(self) -> None:
+        """Drop the temp file; the previous version of `path` (if any) stays."""
+        self._writer.close()
+        self._temp_path.unlink(missing_ok=True)
+
+    def __enter__(self) -> ParquetSink:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()
+
+
+# --- SQL ----------------------------------------------------------------------------------------
+
+def sql_literal(value: object) -> str:
+    """A SQL string literal of `value` (single quotes doubled)."""
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def sql_path(path: Path | str) -> str:
+    """A file path or glob as a SQL string literal, for f-string SQL (read_parquet(...))."""
+    return sql_literal(str(path))
+
+
+@cache
+def _read_sql(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
+
+
+def load_sql(module_file: str | Path, name: str) -> str:
+    """The text of the SQL file `name` beside the module `module_file` (pass `__file__`)."""
+    return _read_sql(Path(module_file).resolve().parent / name)
+
+
+def scalar_query(sql: str, **params: object) -> int:
+    """The integer in the first column of the first row of `sql` (0 when there is no row)."""
+    with duckdb.connect() as connection:
+        row = connection.execute(sql, params).fetchone()
+    return int(row[0]) if row else 0
+
+
+def query_arrow(con: duckdb.DuckDBPyConnection, sql: str, params: dict | None = None
+                ) -> pa.Table:
+    """Run a query and read its result fully into an Arrow table."""
+    return con.sql(sql, params=params).to_arrow_table()
+
+
+# --- checks -------------------------------------------------------------------------------------
+
+@dataclass
+class CheckOutcome:
+    """The verdict of one check, with the figures that explain it."""
+
+    passed: bool
+    description: str
+    figures: dict[str, Any] = field(default_factory=dict)

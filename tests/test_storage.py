@@ -1,0 +1,110 @@
+"""The storage base: layout, atomic writes (files and folders), SQL quoting, SQL files, checks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from sources.storage import (
+    CheckOutcome,
+    ParquetSink,
+    atomic_path,
+    load_sql,
+    partition_dir,
+    partition_path,
+    scalar_query,
+    sql_literal,
+    sql_path,
+    table_glob,
+    write_parquet,
+)
+
+SCHEMA = pa.schema([("trajectory_id", pa.string()), ("n", pa.int64())])
+
+
+def test_layout_is_hive_partitioned_by_domain(tmp_path: Path) -> None:
+    assert partition_path(tmp_path, "raw_turns", "os") == (
+        tmp_path / "raw_turns" / "domain=os" / "part-0.parquet")
+    assert partition_dir(str(tmp_path), "raw_turns", "os") == tmp_path / "raw_turns" / "domain=os"
+    for domain, n in (("os", 1), ("web", 2)):
+        write_parquet(pa.table({"n": [n]}), partition_path(tmp_path, "t", domain))
+    rows = duckdb.sql(f"SELECT domain, n FROM read_parquet({sql_path(table_glob(tmp_path, 't'))}) "
+                      "ORDER BY n").fetchall()
+    assert rows == [("os", 1), ("web", 2)]
+
+
+def test_sql_quoting_survives_quotes_in_paths(tmp_path: Path) -> None:
+    assert sql_literal("it's") == "'it''s'"
+    odd = tmp_path / "o'neil" / "x.parquet"
+    write_parquet(pa.table({"n": [7]}), odd)
+    assert duckdb.sql(f"SELECT n FROM read_parquet({sql_path(odd)})").fetchall() == [(7,)]
+
+
+def test_write_parquet_is_atomic_and_zstd(tmp_path: Path) -> None:
+    path = tmp_path / "a" / "t.parquet"
+    write_parquet(pa.table({"n": [1, 2]}), path)
+    assert pq.read_table(path)["n"].to_pylist() == [1, 2]
+    assert pq.ParquetFile(path).metadata.row_group(0).column(0).compression == "ZSTD"
+    with pytest.raises((ValueError, pa.ArrowException)):
+        write_parquet(pa.table({"n": [3]}), path, compression="no-such-codec")
+    assert pq.read_table(path)["n"].to_pylist() == [1, 2]
+    assert sorted(p.name for p in path.parent.iterdir()) == ["t.parquet"]
+
+
+def test_atomic_path_keeps_the_old_file_on_failure(tmp_path: Path) -> None:
+    path = tmp_path / "f.txt"
+    with atomic_path(path) as tmp:
+        tmp.write_text("one")
+    with pytest.raises(RuntimeError), atomic_path(path) as tmp:
+        tmp.write_text("half")
+        raise RuntimeError("boom")
+    assert path.read_text() == "one"
+    assert [p.name for p in tmp_path.iterdir()] == ["f.txt"]
+
+
+def test_atomic_path_replaces_a_folder_whole(tmp_path: Path) -> None:
+    folder = tmp_path / "corpus"
+    with atomic_path(folder) as tmp:
+        tmp.mkdir()
+        (tmp / "old.txt").write_text("old")
+    with atomic_path(folder) as tmp:
+        tmp.mkdir()
+        (tmp / "new.txt").write_text("new")
+    assert [p.name for p in folder.iterdir()] == ["new.txt"]
+    with pytest.raises(RuntimeError), atomic_path(folder) as tmp:
+        tmp.mkdir()
+        (tmp / "partial.txt").write_text("x")
+        raise RuntimeError("boom")
+    assert [p.name for p in folder.iterdir()] == ["new.txt"]
+    assert [p.name for p in tmp_path.iterdir()] == ["corpus"]
+
+
+def test_parquet_sink_streams_and_aborts(tmp_path: Path) -> None:
+    path = tmp_path / "t" / "part-0.parquet"
+    with ParquetSink(path, SCHEMA, rows_per_batch=2) as sink:
+        sink.write_many([{"trajectory_id": str(i), "n": i} for i in range(5)])
+    assert pq.read_table(path)["n"].to_pylist() == [0, 1, 2, 3, 4]
+    assert pq.ParquetFile(path).metadata.num_row_groups == 3
+    with pytest.raises(KeyError), ParquetSink(path, SCHEMA) as sink:
+        sink.write({"trajectory_id": "x", "n": 9})
+        raise KeyError("boom")
+    assert pq.read_table(path)["n"].to_pylist() == [0, 1, 2, 3, 4]
+    assert [p.name for p in path.parent.iterdir()] == ["part-0.parquet"]
+
+
+def test_scalar_query_and_load_sql(tmp_path: Path) -> None:
+    write_parquet(pa.table({"n": [1, 2, 3]}), tmp_path / "t.parquet")
+    assert scalar_query("SELECT sum(n) FROM read_parquet($p)", p=str(tmp_path / "t.parquet")) == 6
+    assert scalar_query("SELECT 1 WHERE false") == 0
+    (tmp_path / "q.sql").write_text("SELECT 42\n")
+    assert load_sql(tmp_path / "module.py", "q.sql") == "SELECT 42\n"
+    import quality.labels
+
+    beside = Path(quality.labels.__file__).parent / "labels.sql"
+    assert load_sql(quality.labels.__file__, "labels.sql") == beside.read_text(encoding="utf-8")
+    outcome = CheckOutcome(True, "fine")
+    assert outcome.figures == {}
