@@ -10,10 +10,18 @@
 A turn is one tool call with the observation result that names it (`source_call_id`); results
 without ids are matched in order when they are as many as the calls, otherwise the step's calls
 and results form one turn (Terminus sends a step's keystrokes in one go and reports one screen).
-A `bash_command` call is rendered as its keystrokes, any other call as `name({json args})`. An
-agent step with an observation but no tool call ran nothing (e.g. the harness's reply to an
-unparseable response) and is counted in metadata, not made a turn. ATIF carries no outcome label,
-so the outcome is "unknown".
+A shell call (`bash_command` keystrokes, `execute_bash` command) is rendered as the text sent to
+the terminal, any other call as `name({json args})`. Agents without function calling put the call
+in the step's message instead (Terminus JSON `{"commands": [{"keystrokes": ...}]}` or XML
+`<keystrokes>`, OpenHands `<function=name><parameter=k>v</parameter>`): it is parsed from there.
+An agent step with an observation but no call anywhere ran nothing (e.g. the harness's reply to
+an unparseable response) and is counted in metadata, not made a turn.
+
+Only `agent` steps make turns, so the other sources never cost the file: the first `system` step
+before the task is the system prompt, later ones (context summarisation hand-offs) and any
+source value the reader does not know go to metadata. Steps copied from an earlier trajectory
+(`is_copied_context`, continuations) are counted, not turned again. ATIF carries no outcome
+label, so the outcome is "unknown".
 """
 
 from __future__ import annotations
@@ -33,6 +41,10 @@ _TERMINUS_PROMPT = re.compile(
     r"Task Description:\n(.*?)\n+Current terminal state:\n(.*)\Z", re.DOTALL
 )
 _SUBMIT_TOOLS = frozenset({"mark_task_complete", "task_complete", "submit", "finish"})
+_SHELL_TOOLS = {"bash_command": "keystrokes", "execute_bash": "command", "bash": "command"}
+_XML_KEYSTROKES = re.compile(r"<keystrokes[^>]*>(.*?)</keystrokes>", re.DOTALL)
+_XML_FUNCTION = re.compile(r"<function=([\w.-]+)>(.*?)</function>", re.DOTALL)
+_XML_PARAMETER = re.compile(r"<parameter=([\w.-]+)>\n?(.*?)\n?</parameter>", re.DOTALL)
 _PARSE_ERROR = "Previous response had parsing errors"
 _SCREEN_PREFIXES = ("New Terminal Output", "Current terminal state", "Current Terminal Screen")
 
@@ -51,11 +63,37 @@ def split_terminus_prompt(message: str) -> tuple[str, str | None]:
 
 
 def render_call(name: str, arguments: Any) -> str:
-    """Keystrokes for a terminal command, `name({json args})` for any other call."""
-    keystrokes = arguments.get("keystrokes") if isinstance(arguments, dict) else None
-    if name == "bash_command" and isinstance(keystrokes, str):
-        return keystrokes
+    """The text a shell call sent to the terminal, `name({json args})` for any other call."""
+    key = _SHELL_TOOLS.get(name)
+    text = arguments.get(key) if key and isinstance(arguments, dict) else None
+    if isinstance(text, str):
+        return text
     return f"{name}({json.dumps(arguments, ensure_ascii=False)})"
+
+
+def message_calls(message: str) -> list[tuple[str, Any]]:
+    """Calls written in an agent message by agents without function calling; [] when none."""
+    functions = _XML_FUNCTION.findall(message)
+    if functions:
+        return [(name, dict(_XML_PARAMETER.findall(body))) for name, body in functions]
+    keystrokes = _XML_KEYSTROKES.findall(message)
+    if keystrokes:
+        return [("bash_command", {"keystrokes": text}) for text in keystrokes]
+    try:
+        reply = json.loads(message)
+    except ValueError:
+        return []
+    commands = reply.get("commands") if isinstance(reply, dict) else None
+    if not isinstance(commands, list):
+        return []
+    calls: list[tuple[str, Any]] = [
+        ("bash_command", {"keystrokes": command["keystrokes"]})
+        for command in commands
+        if isinstance(command, dict) and isinstance(command.get("keystrokes"), str)
+    ]
+    if not calls and reply.get("task_complete") is True:
+        calls.append(("mark_task_complete", {}))
+    return calls
 
 
 def render_calls(calls: list[tuple[str, Any]]) -> str:
@@ -72,7 +110,7 @@ def render_calls(calls: list[tuple[str, Any]]) -> str:
 def calls_kind(names: list[str]) -> str:
     if names and all(name in _SUBMIT_TOOLS for name in names):
         return "submit"
-    if any(name == "bash_command" for name in names):
+    if any(name in _SHELL_TOOLS for name in names):
         return "shell"
     return "tool_call"
 
@@ -135,22 +173,34 @@ class AtifReader(Reader):
         metadata: dict[str, Any] = {}
         skipped: list[dict[str, Any]] = []
         later_user_messages = 0
+        copied_steps = 0
+        system_steps: list[dict[str, Any]] = []
+        unknown_sources: dict[str, int] = {}
         for index, step in enumerate(steps):
             where = f"$.steps[{index}]"
             expect(step, dict, path, where, "step")
             source = step.get("source")
-            if source == "system" and system_prompt is None:
+            if source == "system" and system_prompt is None and task is None:
                 system_prompt = as_text(step.get("message"))
+            elif source == "system":
+                # A later system step (context summarisation, hand-off) is not the prompt.
+                note = {"step_id": step.get("step_id"), "message": as_text(step.get("message"))}
+                if step.get("observation") is not None:
+                    note["observation"] = step["observation"]
+                system_steps.append(note)
             elif source == "user" and task is None:
                 task, screen = split_terminus_prompt(as_text(step.get("message")))
                 if screen is not None:
                     metadata["initial_terminal_state"] = screen
             elif source == "user":
                 later_user_messages += 1
+            elif source == "agent" and step.get("is_copied_context") is True:
+                copied_steps += 1  # already a turn of the trajectory this one continues
             elif source == "agent":
                 turns.extend(self._step_turns(path, where, step, skipped, quarantined))
             else:
-                raise FormatError(path, f"{where}.source", f"unknown step source {source!r}")
+                # Not needed by the canonical schema: kept in metadata, never costs the file.
+                unknown_sources[str(source)] = unknown_sources.get(str(source), 0) + 1
         if task is None:
             raise FormatError(path, "$.steps", "no user step holding the task")
 
@@ -158,6 +208,12 @@ class AtifReader(Reader):
             metadata["steps_not_turns"] = skipped
         if later_user_messages:
             metadata["later_user_messages"] = later_user_messages
+        if copied_steps:
+            metadata["copied_context_steps"] = copied_steps
+        if system_steps:
+            metadata["system_steps"] = system_steps
+        if unknown_sources:
+            metadata["steps_of_unknown_source"] = unknown_sources
         agent = document.get("agent")
         if isinstance(agent, dict):
             metadata["agent"] = {k: v for k, v in agent.items() if k != "tool_definitions"}
@@ -197,15 +253,6 @@ class AtifReader(Reader):
             observation.get("results") or [], list, path, f"{where}.observation.results", "results"
         )
         step_id = step.get("step_id")
-        if not calls:
-            # Nothing was executed: a plain reply, or the harness answering an unparseable one.
-            reason = "observation without tool calls" if results else "message without tool calls"
-            if any(
-                is_parse_error(as_text(r.get("content"))) for r in results if isinstance(r, dict)
-            ):
-                reason = "response could not be parsed; nothing ran"
-            skipped.append({"step_id": step_id, "reason": reason})
-            return []
         parsed: list[tuple[str, str, Any]] = []
         for number, call in enumerate(calls):
             at = f"{where}.tool_calls[{number}]"
@@ -214,6 +261,19 @@ class AtifReader(Reader):
                 call.get("function_name"), str, path, f"{at}.function_name", "function_name"
             )
             parsed.append((str(call.get("tool_call_id")), name, call.get("arguments", {})))
+        unparsed = any(
+            is_parse_error(as_text(r.get("content"))) for r in results if isinstance(r, dict)
+        )
+        if not parsed and results and not unparsed and isinstance(step.get("message"), str):
+            written = message_calls(step["message"])
+            parsed = [(f"message call {n}", name, args) for n, (name, args) in enumerate(written)]
+        if not parsed:
+            # Nothing was executed: a plain reply, or the harness answering an unparseable one.
+            reason = "observation without tool calls" if results else "message without tool calls"
+            if unparsed:
+                reason = "response could not be parsed; nothing ran"
+            skipped.append({"step_id": step_id, "reason": reason})
+            return []
         for number, result in enumerate(results):
             expect(result, dict, path, f"{where}.observation.results[{number}]", "result")
 
