@@ -11,8 +11,15 @@ is the command for `run`, the code for `run_ipython`, the URL for `browse`, and 
 call as the model sent it (`str_replace_editor({...})`). The first user `message` is the task, a
 `system` action the system prompt. Conversation and bookkeeping events (agent messages, `finish`,
 `think`, `recall`, agent-state changes, observations without a cause) are not turns: they are
-counted in metadata, the final message kept. An observation whose cause matches no action is
-quarantined. OpenHands has no success label, so the outcome is "unknown".
+counted in metadata, the final message kept; so is the answer to an action that is not a turn
+(the "null" observation of the task message). An observation whose cause matches no action at
+all is one quarantined record; the rest of the trajectory is kept.
+
+Three containers hold the same events: a bare list (one trajectory a file), an object with a
+`history` list (one trajectory), and evaluation `output.jsonl` (one instance a line, `history` of
+events or of [action, observation] pairs, `instruction` as the task fallback, and the outcome from
+`test_result.report.resolved` when the evaluation wrote it). Otherwise OpenHands has no success
+label, so the outcome is "unknown".
 """
 
 from __future__ import annotations
@@ -24,8 +31,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-from sources.jsonio import as_text, iter_json_array
-from sources.reader import Reader
+from sources.jsonio import as_text, iter_json_array, iter_jsonl, load_json
+from sources.reader import FormatError, Reader, is_single_json_object, read_head
 from sources.schema import Quarantine, Trajectory, Turn
 
 # Actions that talk to the user or steer the controller rather than act on the environment.
@@ -47,6 +54,9 @@ _NOT_ENVIRONMENT = frozenset(
         "start",
     }
 )
+_EVENT_SOURCE = re.compile(r'"source"\s*:\s*"(user|agent|environment)"')
+_EVENT_KIND = re.compile(r'"(action|observation)"\s*:\s*"[a-z_]+"')
+_HISTORY = re.compile(r'"history"\s*:\s*\[')
 _KINDS = {
     "run": ("shell", "stdout"),
     "run_ipython": ("code", "stdout"),
@@ -84,23 +94,92 @@ class OpenHandsReader(Reader):
 
     def sniff(self, path: Path, head: str) -> bool:
         text = head.lstrip()
-        if not text.startswith("["):
+        if not text.startswith(("[", "{")):
             return False
-        return bool(
-            re.search(r'"source"\s*:\s*"(user|agent|environment)"', text)
-            and re.search(r'"(action|observation)"\s*:\s*"[a-z_]+"', text)
-        )
+        if text.startswith("{") and not _HISTORY.search(text):
+            return False
+        return bool(_EVENT_SOURCE.search(text) and _EVENT_KIND.search(text))
 
     def read(self, path: Path) -> Iterator[Trajectory | Quarantine]:
-        state = _Pairing()
-        for index, event in iter_json_array(path):
-            problem = state.add(index, event)
-            if problem:
-                yield Quarantine(source_path=str(path), position=f"$[{index}]", reason=problem)
-        if state.task is None:
-            yield Quarantine(source_path=str(path), position="$", reason="no user message: no task")
-            return
-        yield state.trajectory()
+        head = read_head(path).lstrip()
+        if head.startswith("["):
+            yield from _events_trajectory(path, "$", iter_json_array(path), "$", None)
+        elif is_single_json_object(head):
+            document = load_json(path)
+            yield from _wrapped_trajectory(path, "$", document)
+        else:
+            for line_number, record in iter_jsonl(path):
+                if isinstance(record, FormatError):
+                    yield Quarantine(str(path), record.position, record.reason)
+                    continue
+                yield from _wrapped_trajectory(path, f"line {line_number}", record)
+
+
+def _wrapped_trajectory(
+    path: Path, position: str, record: Any
+) -> Iterator[Trajectory | Quarantine]:
+    """One `{"history": [...], ...}` object: a wrapper file or one line of output.jsonl."""
+    history = record.get("history") if isinstance(record, dict) else None
+    if not isinstance(history, list):
+        yield Quarantine(str(path), position, "expected an object with a `history` list")
+        return
+    where = "$.history" if position == "$" else f"{position} $.history"
+    yield from _events_trajectory(path, position, enumerate(history), where, record)
+
+
+def _flatten(events: Iterator[tuple[int, Any]], where: str) -> Iterator[tuple[str, Any]]:
+    """Events with their JSON path; an [action, observation] pair gives both of its events."""
+    for index, event in events:
+        if isinstance(event, list):
+            for inner, part in enumerate(event):
+                yield f"{where}[{index}][{inner}]", part
+        else:
+            yield f"{where}[{index}]", event
+
+
+def _events_trajectory(
+    path: Path,
+    position: str,
+    events: Iterator[tuple[int, Any]],
+    where: str,
+    record: dict[str, Any] | None,
+) -> Iterator[Trajectory | Quarantine]:
+    state = _Pairing()
+    for at, event in _flatten(events, where):
+        problem = state.add(event)
+        if problem:
+            yield Quarantine(source_path=str(path), position=at, reason=problem)
+    if state.task is None and record is not None and isinstance(record.get("instruction"), str):
+        state.task = record["instruction"]
+    if state.task is None:
+        yield Quarantine(
+            source_path=str(path), position=position, reason="no user message: no task"
+        )
+        return
+    trajectory = state.trajectory(position)
+    if record is not None:
+        _note_record(trajectory, record)
+    yield trajectory
+
+
+def _note_record(trajectory: Trajectory, record: dict[str, Any]) -> None:
+    """Evaluation fields around the history: instance, agent, model, errors, resolved."""
+    for key in ("instance_id", "error"):
+        if record.get(key) is not None:
+            trajectory.metadata[key] = record[key]
+    run = record.get("metadata")
+    if isinstance(run, dict):
+        llm = run.get("llm_config")
+        model = llm.get("model") if isinstance(llm, dict) else None
+        for key, value in (("agent_class", run.get("agent_class")), ("model", model)):
+            if value is not None:
+                trajectory.metadata[key] = value
+    test_result = record.get("test_result")
+    report = test_result.get("report") if isinstance(test_result, dict) else None
+    resolved = report.get("resolved") if isinstance(report, dict) else None
+    if isinstance(resolved, bool):
+        trajectory.outcome = "success" if resolved else "failure"
+        trajectory.metadata["resolved"] = resolved
 
 
 class _Pairing:
@@ -109,8 +188,9 @@ class _Pairing:
     def __init__(self) -> None:
         self.task: str | None = None
         self.system_prompt: str | None = None
-        self.actions: dict[Any, dict[str, Any]] = {}  # id -> action event, in arrival order
-        self.answers: dict[Any, dict[str, Any]] = {}  # action id -> its observation
+        self.actions: dict[str, dict[str, Any]] = {}  # id -> action event, in arrival order
+        self.answers: dict[str, dict[str, Any]] = {}  # action id -> its observation
+        self.not_turns: set[str] = set()  # ids of the task / system messages
         self.counts: Counter[str] = Counter()
         self.final_message: str | None = None
         self.task_completed: Any = None
@@ -118,7 +198,7 @@ class _Pairing:
         self.usage: dict[str, int] = {}
         self._responses: set[str] = set()
 
-    def add(self, index: int, event: Any) -> str | None:
+    def add(self, event: Any) -> str | None:
         """Take one event; return a reason when it must be quarantined."""
         if not isinstance(event, dict):
             return f"event must be object, got {type(event).__name__}"
@@ -136,18 +216,20 @@ class _Pairing:
         source = event.get("source")
         if kind == "message" and source == "user" and self.task is None:
             self.task = as_text(args.get("content", event.get("message")))
+            self.not_turns.add(str(event.get("id")))
             return None
         if kind == "system" and self.system_prompt is None:
             self.system_prompt = as_text(args.get("content", event.get("message")))
+            self.not_turns.add(str(event.get("id")))
             return None
         if kind == "finish":
             self.final_message = as_text(
                 args.get("final_thought") or args.get("thought") or event.get("message")
             )
             self.task_completed = args.get("task_completed", self.task_completed)
-        if event.get("id") in self.actions:
+        if str(event.get("id")) in self.actions:
             return f"duplicate action id {event.get('id')!r}"
-        self.actions[event.get("id")] = event
+        self.actions[str(event.get("id"))] = event
         return None
 
     def _add_observation(self, event: dict[str, Any]) -> str | None:
@@ -155,10 +237,13 @@ class _Pairing:
         if cause is None:  # agent state changes and other notices nobody asked for
             self.counts[f"observation_without_cause:{event.get('observation')}"] += 1
             return None
-        if cause not in self.actions:
-            return (
-                f"observation {event.get('observation')!r} has cause {cause!r}, matching no action"
-            )
+        if str(cause) in self.not_turns:  # e.g. the "null" answer to the task message
+            self.counts[f"observation_of_message:{event.get('observation')}"] += 1
+            return None
+        if str(cause) not in self.actions:
+            kind = event.get("observation")
+            return f"observation {kind!r} has cause {cause!r}, matching no action"
+        cause = str(cause)
         if cause in self.answers:
             return f"second observation for action {cause!r}"
         if not isinstance(event.get("content", ""), str):
@@ -182,7 +267,7 @@ class _Pairing:
             if isinstance(value, int):
                 self.usage[name] = self.usage.get(name, 0) + value
 
-    def trajectory(self) -> Trajectory:
+    def trajectory(self, position: str) -> Trajectory:
         turns: list[Turn] = []
         for action_id, action in self.actions.items():
             kind = action["action"]
@@ -206,7 +291,7 @@ class _Pairing:
         return Trajectory(
             task=self.task or "",
             turns=turns,
-            position="$",
+            position=position,
             outcome="unknown",
             system_prompt=self.system_prompt,
             metadata=metadata,
