@@ -13,7 +13,9 @@ one action, and everything the terminal printed until the next action is its obs
 is rendered like a screen: ANSI CSI/OSC sequences and bracketed-paste markers are removed,
 carriage returns and backspaces overwrite, erase-line / clear-screen sequences erase. In actions,
 Enter becomes a newline and other keys take tmux names (C-c, Escape, Up). Task and outcome come
-from results.json (`is_resolved` true -> success, false -> failure, null -> unknown).
+from results.json (`is_resolved` true -> success, false -> failure, null -> unknown). A folder
+whose results.json is missing (an interrupted or partly copied run) is still a run: the recording
+alone gives the turns, the task is empty and the outcome unknown (`results_missing` in metadata).
 """
 
 from __future__ import annotations
@@ -225,19 +227,22 @@ class TerminalBenchReader(Reader):
     reads_directories: ClassVar[bool] = True
 
     def sniff(self, path: Path, head: str) -> bool:
-        if not path.is_dir() or not (path / "results.json").is_file():
+        if not path.is_dir() or not (path / "sessions").is_dir():
             return False
-        return (path / "sessions").is_dir() and any((path / "sessions").glob("*.cast"))
+        if (path / "results.json").is_file():
+            return any((path / "sessions").glob("*.cast"))
+        return (path / CAST).is_file()  # no results: the agent recording must be there
 
     def read(self, path: Path) -> Iterator[Trajectory | Quarantine]:
-        results = load_json(path / "results.json")
+        has_results = (path / "results.json").is_file()
+        results = load_json(path / "results.json") if has_results else {}
         if not isinstance(results, dict):
             raise FormatError(path / "results.json", "$", "results.json must be a JSON object")
         cast = path / CAST
         if not cast.is_file():
             raise FormatError(path, CAST, "no agent recording")
-        task = results.get("instruction")
-        if not isinstance(task, str) or not task.strip():
+        task = results.get("instruction") if has_results else ""
+        if has_results and (not isinstance(task, str) or not task.strip()):
             yield Quarantine(
                 str(path), "results.json $.instruction", "instruction missing or not a string"
             )
@@ -282,14 +287,17 @@ class TerminalBenchReader(Reader):
             raise FormatError(cast, "line 1", "empty recording")
 
         height = header.get("height") if isinstance(header.get("height"), int) else 40
+        metadata = self._metadata(
+            path, results, header, render_output("".join(before_first), height), ignored
+        )
+        if not has_results:
+            metadata["results_missing"] = True
         yield Trajectory(
-            task=task,
+            task=str(task),
             turns=[self._turn(turn, height) for turn in turns],
             position="folder",
             outcome={True: "success", False: "failure"}.get(results.get("is_resolved"), "unknown"),
-            metadata=self._metadata(
-                path, results, header, render_output("".join(before_first), height), ignored
-            ),
+            metadata=metadata,
         )
 
     @staticmethod
