@@ -18,6 +18,7 @@ READER_CLASSES: tuple[str, ...] = (
     "sources.harbor_traces:HarborTracesReader",
     "sources.toolathlon:ToolathlonReader",
     "sources.mcp_jsonrpc:McpJsonRpcReader",
+    "sources.mcp_client_log:McpClientLogReader",
     "sources.miroflow:MiroFlowReader",
     "sources.search_r1:SearchR1Reader",
     "sources.androidworld:AndroidWorldReader",
