@@ -6,6 +6,9 @@
     format = "auto"              # a reader name from `worldtrace formats`, or auto-detect
     path = "../shared/traces/swe"  # file, folder or glob; relative to this file
 
+A layout no reader knows is mapped with a `[source.mapping]` table under its entry (paths to
+task, steps, action, observation, ...; see `sources.mapped`); its format is then "mapped".
+
 `{data}` in a path stands for the data directory, so the default catalog can point at the
 built-in generated data wherever WORLDTRACE_DATA is.
 """
@@ -13,9 +16,11 @@ built-in generated data wherever WORLDTRACE_DATA is.
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from sources.mapped import Mapping, MappingError
 from sources.schema import DOMAINS
 
 DEFAULT_CATALOG = Path(__file__).with_name("default_sources.toml")
@@ -35,6 +40,7 @@ class SourceSpec:
     format: str
     path: Path  # may contain glob characters
     root: Path  # folder that source_path values are relative to
+    mapping: Mapping | None = field(default=None, compare=False)  # the declarative reader's
 
 
 def glob_root(path: Path) -> Path:
@@ -47,15 +53,39 @@ def glob_root(path: Path) -> Path:
     return Path(*parts) if parts else Path(".")
 
 
-def make_spec(name: str, path: Path, domain: str | None = None, fmt: str = "auto") -> SourceSpec:
+def make_spec(
+    name: str,
+    path: Path,
+    domain: str | None = None,
+    fmt: str = "auto",
+    mapping_table: dict[str, Any] | None = None,
+) -> SourceSpec:
     """A SourceSpec for one path, with its root chosen so source_path stays short and stable."""
     if domain is not None and domain not in DOMAINS:
         raise CatalogError(f"source {name!r}: domain {domain!r} is not one of {', '.join(DOMAINS)}")
+    mapping = _mapping(name, fmt, mapping_table)
+    fmt = "mapped" if mapping is not None else fmt
     if any(char in str(path) for char in GLOB_CHARACTERS):
         root = glob_root(path)
     else:
         root = path if path.is_dir() else path.parent
-    return SourceSpec(name=name, domain=domain, format=fmt, path=path, root=root)
+    return SourceSpec(name=name, domain=domain, format=fmt, path=path, root=root, mapping=mapping)
+
+
+def _mapping(name: str, fmt: str, table: dict[str, Any] | None) -> Mapping | None:
+    """The entry's declarative mapping, checked; None when the entry has none."""
+    if table is None:
+        if fmt == "mapped":
+            raise CatalogError(f"source {name!r}: format 'mapped' needs a [source.mapping] table")
+        return None
+    if fmt not in ("auto", "mapped"):
+        raise CatalogError(f"source {name!r}: a mapping is its own format, not {fmt!r}")
+    if not isinstance(table, dict):
+        raise CatalogError(f"source {name!r}: `mapping` must be a table")
+    try:
+        return Mapping.from_table(table)
+    except MappingError as error:
+        raise CatalogError(f"source {name!r}: [source.mapping] {error}") from None
 
 
 def load_catalog(catalog_path: Path, data_dir: Path) -> list[SourceSpec]:
@@ -85,7 +115,13 @@ def load_catalog(catalog_path: Path, data_dir: Path) -> list[SourceSpec]:
         raw_path = Path(entry["path"].replace("{data}", str(data_dir)))
         path = raw_path if raw_path.is_absolute() else catalog_path.parent / raw_path
         try:
-            spec = make_spec(entry["name"], path, entry.get("domain"), entry.get("format", "auto"))
+            spec = make_spec(
+                entry["name"],
+                path,
+                entry.get("domain"),
+                entry.get("format", "auto"),
+                entry.get("mapping"),
+            )
         except CatalogError as error:
             raise CatalogError(f"{where}: {error}") from None
         specs.append(spec)

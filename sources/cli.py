@@ -1,9 +1,9 @@
 """`worldtrace`: the command line, for work outside Dagster.
 
-    worldtrace formats                                   list the readers
-    worldtrace ingest PATH [--format F] [--domain D] --out DIR
-    worldtrace generate --domains all --trajectories N --seed S --out DIR
-    worldtrace quality grade --trajectories N --seed S
+worldtrace formats                                   list the readers
+worldtrace ingest PATH [--format F] [--domain D] --out DIR
+worldtrace generate --domains all --trajectories N --seed S --out DIR
+worldtrace quality grade --trajectories N --seed S
 """
 
 from __future__ import annotations
@@ -51,6 +51,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         )
     if stats.skipped_hidden:
         print(f"skipped {stats.skipped_hidden} hidden files or folders (names starting with '.')")
+    if stats.skipped_docs:
+        print(f"skipped {stats.skipped_docs} documentation files (README, LICENSE, *.md)")
     if stats.total("quarantined"):
         print(f"quarantined records: {Path(args.out) / 'ingest_quarantine'}", file=sys.stderr)
     return 0

@@ -18,9 +18,12 @@ from typing import Any
 
 from sources.catalog import GLOB_CHARACTERS, SourceSpec
 from sources.ids import trajectory_content_hash, trajectory_id
+from sources.mapped import MappedReader
 from sources.reader import FormatError, Reader
 from sources.registry import UnknownFormat, detect, directory_reader, get_reader
 from sources.schema import DOMAINS, OUTCOMES, Quarantine, Trajectory
+
+DOC_SUFFIXES = (".md", ".markdown", ".rst")
 
 
 @dataclass
@@ -45,6 +48,7 @@ class IngestStats:
 
     per_source: dict[str, SourceCounts] = field(default_factory=dict)
     skipped_hidden: int = 0
+    skipped_docs: int = 0
 
     def counts(self, source: str) -> SourceCounts:
         return self.per_source.setdefault(source, SourceCounts())
@@ -102,25 +106,43 @@ def iter_inputs(spec: SourceSpec, stats: IngestStats) -> Iterator[Path]:
         yield from _walk(start, spec, stats)
 
 
+def is_documentation(path: Path) -> bool:
+    """A README / license / Markdown file beside the traces: prose, never a trajectory."""
+    upper = path.name.upper()
+    return path.suffix.lower() in DOC_SUFFIXES or upper.startswith(("LICENSE", "COPYING"))
+
+
 def _walk(path: Path, spec: SourceSpec, stats: IngestStats) -> Iterator[Path]:
     if path.name.startswith(".") and path != spec.path:
         stats.skipped_hidden += 1
         return
     if not path.is_dir():
+        if is_documentation(path) and path != spec.path:
+            stats.skipped_docs += 1
+            return
         yield path
         return
-    takes_folder = spec.format == "auto" and directory_reader(path) is not None
-    if takes_folder or (spec.format != "auto" and get_reader(spec.format).reads_directories):
+    named = spec_reader(spec)
+    takes_folder = named is None and directory_reader(path) is not None
+    if takes_folder or (named is not None and named.reads_directories):
         yield path
         return
     for child in sorted(path.iterdir()):
         yield from _walk(child, spec, stats)
 
 
+def spec_reader(spec: SourceSpec) -> Reader | None:
+    """The reader the catalog names (a mapping is its own reader); None: detect by content."""
+    if spec.mapping is not None:
+        return MappedReader(spec.mapping)
+    return None if spec.format == "auto" else get_reader(spec.format)
+
+
 def choose_reader(path: Path, spec: SourceSpec) -> Reader | Quarantine:
     """The catalog's reader, or the one detection picks; a Quarantine when none claims `path`."""
-    if spec.format != "auto":
-        return get_reader(spec.format)
+    named = spec_reader(spec)
+    if named is not None:
+        return named
     try:
         return detect(path)
     except UnknownFormat as error:

@@ -22,3 +22,17 @@ def traces_dir() -> Path:
     if not (path / "SOURCES.md").exists():
         pytest.skip(f"real trace fixtures not found at {path} (set WORLDTRACE_TRACES)")
     return path
+
+
+def shared_realdev_dir() -> Path:
+    """../shared/realdev beside the checkout, or $WORLDTRACE_REALDEV."""
+    return Path(os.environ.get("WORLDTRACE_REALDEV", REPO_ROOT.parent / "shared" / "realdev"))
+
+
+@pytest.fixture(scope="session")
+def realdev_dir() -> Path:
+    """The real development trajectories (../shared/realdev); skips when they are not there."""
+    path = shared_realdev_dir()
+    if not (path / "README.md").exists():
+        pytest.skip(f"real dev corpus not found at {path} (set WORLDTRACE_REALDEV)")
+    return path
