@@ -87,7 +87,8 @@ class SweAgentReader(Reader):
             return '"action"' in text
         if re.search(r'"history"\s*:\s*\[', text) and '"role"' in text:
             # SWE-agent tags history messages with the agent name and a message type.
-            return '"agent"' in text or '"message_type"' in text
+            # ("agent" as a key: OpenHands events carry it as a value, "source": "agent").
+            return re.search(r'"agent"\s*:', text) is not None or '"message_type"' in text
         return False
 
     def read(self, path: Path) -> Iterator[Trajectory | Quarantine]:
