@@ -15,21 +15,26 @@ The last line printed is the worst precision and recall over the graded categori
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
+import os
 import tempfile
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
 
-from quality.labels import CATEGORIES
+from quality.confusion import Confusion
 from quality.stage import run_quality_stage
 from sources.storage import sql_path, table_glob
 
 GRADED = ("empty", "error", "unchanged", "echo", "boilerplate")  # the issue's floors
 DUP_THRESHOLD = 0.8
+# The hand-labelled real dev set names files relative to the shared trace folder beside the
+# checkout (../shared), or $WORLDTRACE_SHARED.
+DEFAULT_LABELS_ROOT = Path(os.environ.get(
+    "WORLDTRACE_SHARED", Path(__file__).resolve().parent.parent.parent / "shared"))
 
 
 @dataclass
@@ -37,7 +42,7 @@ class GradeReport:
     """Confusion counts and precision / recall per category, and for duplicate pairs."""
 
     turns: int = 0
-    confusion: Counter = field(default_factory=Counter)  # (truth, predicted) -> turns
+    confusion: Confusion = field(default_factory=Confusion)
     unmatched_turns: int = 0
     dup_true_pairs: int = 0
     dup_found: int = 0
@@ -45,12 +50,10 @@ class GradeReport:
     dup_correct: int = 0
 
     def precision(self, category: str) -> float:
-        predicted = sum(v for (_, p), v in self.confusion.items() if p == category)
-        return self.confusion[category, category] / predicted if predicted else 1.0
+        return self.confusion.precision(category)
 
     def recall(self, category: str) -> float:
-        actual = sum(v for (t, _), v in self.confusion.items() if t == category)
-        return self.confusion[category, category] / actual if actual else 1.0
+        return self.confusion.recall(category)
 
     @property
     def dup_precision(self) -> float:
@@ -66,16 +69,8 @@ class GradeReport:
                 min((self.recall(c), c) for c in GRADED))
 
     def lines(self) -> list[str]:
-        width = max(len(c) for c in CATEGORIES) + 2
-        out = [f"turns graded: {self.turns} (unmatched: {self.unmatched_turns})",
-               "confusion (rows: truth, columns: predicted)",
-               " " * width + "".join(f"{c[:11]:>12}" for c in CATEGORIES)]
-        for truth in CATEGORIES:
-            cells = "".join(f"{self.confusion[truth, p]:>12}" for p in CATEGORIES)
-            out.append(f"{truth:<{width}}{cells}")
-        out.append(f"{'category':<{width}}{'precision':>12}{'recall':>12}")
-        for c in CATEGORIES:
-            out.append(f"{c:<{width}}{self.precision(c):>12.3f}{self.recall(c):>12.3f}")
+        out = [f"turns graded: {self.turns} (unmatched: {self.unmatched_turns})"]
+        out += self.confusion.matrix_lines()
         out.append(f"duplicate pairs (Jaccard >= {DUP_THRESHOLD}): precision "
                    f"{self.dup_precision:.3f} ({self.dup_correct}/{self.dup_predicted_pairs}), "
                    f"recall {self.dup_recall:.3f} ({self.dup_found}/{self.dup_true_pairs})")
@@ -120,7 +115,7 @@ def _grade_turns(report: GradeReport, data: Path, out: Path, truth: Path) -> Non
         if truth_category is None:
             report.unmatched_turns += n
             continue
-        report.confusion[truth_category, predicted] += n
+        report.confusion.add(truth_category, predicted, n)
         report.turns += n
 
 
@@ -185,21 +180,31 @@ def _trajectory_texts(data: Path, wanted: set[tuple[str, str]]) -> dict[tuple[st
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """`worldtrace quality grade ...`; prints the report, the worst P and R last."""
+    """`worldtrace quality grade ...`; prints the report, the headline figures last."""
     parser = argparse.ArgumentParser(prog="worldtrace quality")
     commands = parser.add_subparsers(dest="command", required=True)
-    sub = commands.add_parser("grade", help="grade labels and dedup against planted truth")
+    sub = commands.add_parser("grade", help="grade labels and dedup against planted truth, "
+                              "or labels against a hand-labelled set (--labels)")
     sub.add_argument("--trajectories", type=int, default=200, help="per domain")
     sub.add_argument("--seed", type=int, default=0)
     sub.add_argument("--domains", default="all", help="comma-separated, or all")
     sub.add_argument("--work-dir", help="keep the corpus and outputs here (default: temp)")
     sub.add_argument("--workers", type=int, default=1, help="processes for the partitions")
+    sub.add_argument("--labels", help="JSONL of hand-labelled turns (quality/grade_labels.py)")
+    sub.add_argument("--root", default=str(DEFAULT_LABELS_ROOT),
+                     help="folder the labelled files are relative to (default: %(default)s)")
+    sub.add_argument("--policy", help="policy TOML (default: quality/policy.toml)")
     args = parser.parse_args(argv)
-    domains = None if args.domains == "all" else args.domains.split(",")
-    if args.work_dir:
-        report = grade(args.trajectories, args.seed, Path(args.work_dir), domains, args.workers)
-    else:
-        with tempfile.TemporaryDirectory(prefix="worldtrace-grade-") as tmp:
-            report = grade(args.trajectories, args.seed, Path(tmp), domains, args.workers)
-    print("\n".join(report.lines()))
+    with contextlib.ExitStack() as stack:
+        work = Path(args.work_dir) if args.work_dir else Path(stack.enter_context(
+            tempfile.TemporaryDirectory(prefix="worldtrace-grade-")))
+        if args.labels:
+            from quality.grade_labels import grade_labels
+
+            policy = Path(args.policy) if args.policy else None
+            lines = grade_labels(Path(args.labels), Path(args.root), work, policy).lines()
+        else:
+            domains = None if args.domains == "all" else args.domains.split(",")
+            lines = grade(args.trajectories, args.seed, work, domains, args.workers).lines()
+    print("\n".join(lines))
     return 0

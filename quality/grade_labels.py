@@ -1,0 +1,176 @@
+"""Grade the turn classifier against hand-labelled turns (a JSONL labels file).
+
+    worldtrace quality grade --labels quality/labelled/real_dev.jsonl [--root ../shared]
+
+Each line of the labels file names one turn and its category:
+    {"file": "realdev/mcp/toolathlon/x.json", "position": "$", "turn_index": 3,
+     "label": "echo", "why": "...", "domain": "mcp", "source": "mcp/toolathlon"}
+`file` is relative to `--root`, `position` is the trajectory's place in that file as the readers
+write it into raw_trajectories.source_position (`$`, `$[3]`, `line 12`, `folder`), `source`
+groups the turns for the leave-one-source-out figures (default: the file's folder).
+
+The labelled files are ingested with the real readers into a work folder, the quality stage's
+features and labels run over them, and each labelled turn is compared with its predicted
+category: confusion matrix, precision / recall per category, the binary low-information view
+(what the loss weight sees), and the same figures per held-out source. The last line printed
+is the accuracy and the worst recall.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+from quality.confusion import Confusion
+from quality.features import compute_turn_features
+from quality.labels import CATEGORIES, label_turns, load_policy
+from sources.storage import load_sql, partition_path, query_arrow, table_glob
+
+
+class LabelsFileError(ValueError):
+    """A labels file line that cannot be used, naming the file and the line."""
+
+
+@dataclass(frozen=True)
+class LabelledTurn:
+    """One line of a labels file."""
+
+    line: int
+    file: str
+    position: str
+    turn_index: int
+    label: str
+    source: str
+    why: str = ""
+
+
+def load_labels(path: Path) -> list[LabelledTurn]:
+    """Parse and check a labels JSONL file; every problem names the file and line."""
+    turns: list[LabelledTurn] = []
+    seen: set[tuple[str, str, int]] = set()
+    for number, text in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        if not text.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            record = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise LabelsFileError(f"{where}: not JSON ({error})") from None
+        missing = [k for k in ("file", "position", "turn_index", "label") if k not in record]
+        if missing:
+            raise LabelsFileError(f"{where}: missing {', '.join(missing)}")
+        if record["label"] not in CATEGORIES:
+            raise LabelsFileError(f"{where}: label {record['label']!r} is not one of "
+                                  f"{', '.join(CATEGORIES)}")
+        key = (record["file"], record["position"], int(record["turn_index"]))
+        if key in seen:
+            raise LabelsFileError(f"{where}: turn {key} is labelled twice")
+        seen.add(key)
+        source = record.get("source") or str(Path(record["file"]).parent)
+        turns.append(LabelledTurn(number, record["file"], record["position"],
+                                  int(record["turn_index"]), record["label"], source,
+                                  record.get("why", "")))
+    if not turns:
+        raise LabelsFileError(f"{path}: no labelled turns")
+    return turns
+
+
+@dataclass
+class LabelGrade:
+    """Predicted against labelled categories, overall and per held-out source."""
+
+    overall: Confusion = field(default_factory=Confusion)
+    by_source: dict[str, Confusion] = field(default_factory=dict)
+    unmatched: list[LabelledTurn] = field(default_factory=list)
+    method: str = "rules"
+
+    def add(self, source: str, truth: str, predicted: str) -> None:
+        self.overall.add(truth, predicted)
+        self.by_source.setdefault(source, Confusion()).add(truth, predicted)
+
+    def lines(self) -> list[str]:
+        o = self.overall
+        out = [f"labelled turns graded: {o.total} (unmatched: {len(self.unmatched)}); "
+               f"classifier: {self.method}"]
+        out += [f"  unmatched: {t.file} {t.position} turn {t.turn_index}"
+                for t in self.unmatched[:10]]
+        out += o.matrix_lines()
+        p, r = o.low_information()
+        out.append(f"low-information (empty..boilerplate vs informative): precision {p:.3f}, "
+                   f"recall {r:.3f}")
+        out.append("per held-out source: turns, accuracy, low-info precision / recall, "
+                   "informative recall, worst recall")
+        for source, c in sorted(self.by_source.items()):
+            lp, lr = c.low_information()
+            wr, wc = c.worst_recall()
+            out.append(f"  {source:<24}{c.total:>5}  acc {c.accuracy:.3f}  low-info "
+                       f"{lp:.3f} / {lr:.3f}  informative {c.recall('informative'):.3f}  "
+                       f"worst {wr:.3f} ({wc})")
+        worst, category = o.worst_recall()
+        out.append(f"accuracy {o.accuracy:.3f}, worst recall {worst:.3f} ({category}); "
+                   f"low-information precision {p:.3f}, recall {r:.3f}")
+        return out
+
+
+def label_labelled_files(turns: Sequence[LabelledTurn], root: Path, work_dir: Path,
+                         policy_path: Path | None = None) -> pa.Table:
+    """Ingest the labelled files, run features and labels, and return one row per labelled
+    turn: its label, source, predicted category (NULL when unmatched) and turn features."""
+    from sources.catalog import SourceSpec
+    from sources.tables import write_tables
+
+    data, out = work_dir / "data", work_dir / "quality"
+    specs = []
+    for file in sorted({t.file for t in turns}):
+        path = Path(root) / file
+        if not path.exists():
+            raise LabelsFileError(f"labelled file {file} not found under {root}")
+        specs.append(SourceSpec(name=str(Path(file).parent), domain=None, format="auto",
+                                path=path, root=Path(root)))
+    write_tables(specs, data)
+    policy = load_policy(policy_path) if policy_path else load_policy()
+    domains = sorted(p.name.split("=", 1)[1] for p in (data / "raw_turns").glob("domain=*"))
+    for domain in domains:
+        features = partition_path(out, "turn_features", domain)
+        compute_turn_features(partition_path(data, "raw_turns", domain), features)
+        label_turns(features, partition_path(out, "turn_labels", domain), policy)
+    con = duckdb.connect()
+    try:
+        con.execute("CREATE TEMP TABLE wanted (line INTEGER, file VARCHAR, position VARCHAR, "
+                    "turn_index INTEGER, label VARCHAR, source VARCHAR)")
+        con.executemany("INSERT INTO wanted VALUES (?, ?, ?, ?, ?, ?)",
+                        [(t.line, t.file, t.position, t.turn_index, t.label, t.source)
+                         for t in turns])
+        return query_arrow(con, load_sql(__file__, "labelled_turns.sql"), {
+            "trajectories": table_glob(data, "raw_trajectories"),
+            "labels": table_glob(out, "turn_labels"),
+            "features": table_glob(out, "turn_features")})
+    finally:
+        con.close()
+
+
+def grade_rows(turns: Sequence[LabelledTurn], rows: pa.Table, predicted: Sequence[str | None],
+               method: str = "rules") -> LabelGrade:
+    """A LabelGrade from labelled turns and their predictions (None: turn not found)."""
+    report = LabelGrade(method=method)
+    by_line = {t.line: t for t in turns}
+    for line, guess in zip(rows["line"].to_pylist(), predicted, strict=True):
+        turn = by_line[line]
+        if guess is None:
+            report.unmatched.append(turn)
+        else:
+            report.add(turn.source, turn.label, guess)
+    return report
+
+
+def grade_labels(labels_path: Path, root: Path, work_dir: Path,
+                 policy_path: Path | None = None) -> LabelGrade:
+    """Grade the policy's categories against a labels file."""
+    turns = load_labels(labels_path)
+    rows = label_labelled_files(turns, root, work_dir, policy_path)
+    return grade_rows(turns, rows, rows["predicted"].to_pylist())
