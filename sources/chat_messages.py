@@ -12,7 +12,9 @@ the assistant made them, each matched to its `role: tool` answer by `tool_call_i
 arrive in any order); an answer without a tool_call_id (legacy `function_call` / role "function",
 exports that drop ids) takes the oldest open call with its `name`, or the oldest open call.
 The action is `name(arguments)` with the arguments exactly as the model wrote them; the
-assistant's prose around the calls is its thought, not an action.
+assistant's prose around the calls is its thought, not an action. The observation is the tool
+answer with its MCP content envelope taken off (sources/content_blocks.py: the text of the text
+blocks); non-text blocks and annotations go to metadata `tool_result_extras` (turn_index, extras).
 
 Messages that are not steps are kept out of the turns on purpose and noted in metadata: the first
 user message is the task, system/developer messages the system prompt, the last assistant message
@@ -37,6 +39,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from sources.content_blocks import unwrap_content
 from sources.jsonio import as_text
 from sources.schema import OUTCOMES, Quarantine, Trajectory, Turn
 
@@ -211,12 +214,16 @@ def convert_messages(messages: Any, position: str) -> ChatConversion:
             raise ChatFormatError(where, f"unknown role {role!r}")
 
     turns: list[Turn] = []
+    content_extras: list[dict[str, Any]] = []
     for slot in slots:
         if slot["answer"] is None:
             problems.append((slot["where"], f"tool call {slot['name']!r} has no tool answer"))
             continue
         content, message = slot["answer"]
-        observation = as_text(content)
+        unwrapped = unwrap_content(as_text(content))
+        observation = unwrapped.text
+        if unwrapped.extras:
+            content_extras.append({"turn_index": len(turns), "extras": unwrapped.extras})
         is_json = parse_json_container(observation) is not None
         turns.append(Turn(
             action=render_call(slot["name"], slot["arguments"]),
@@ -228,6 +235,8 @@ def convert_messages(messages: Any, position: str) -> ChatConversion:
         ))
 
     metadata: dict[str, Any] = {}
+    if content_extras:
+        metadata["tool_result_extras"] = content_extras
     if text_only and text_only[-1][0] == len(messages) - 1:
         metadata["final_response"] = text_only.pop()[1]
     if text_only:

@@ -9,6 +9,7 @@ import pytest
 from reader_checks import claimed_fixtures, split_items
 
 from sources.chat_messages import ChatFormatError, convert_messages, tool_error_flag
+from sources.content_blocks import unwrap_content
 from sources.mcp_jsonrpc import McpJsonRpcReader
 from sources.reader import FormatError, Reader
 from sources.schema import Quarantine
@@ -150,15 +151,50 @@ def test_toolathlon_apply_phd_email_contents(traces_dir: Path) -> None:
     first, second = trajectory.turns[:2]  # two parallel calls in the first assistant message
     assert first.action == 'emails-search_emails({"query": "kaiming"})'
     assert first.tool_name == "emails-search_emails"
-    lines = json.loads(first.observation)["text"].splitlines()
+    # The MCP content envelope is taken off: the observation is the text block's text.
+    lines = first.observation.splitlines()
+    assert lines[0] == "Search query: kaiming"
     assert lines[6] == (
         "   Subject: Re: PhD Application - Application Materials Submission Guidelines")
-    assert first.observation_format == "tool_result_json"
+    assert first.observation_format == "tool_result_text"
     assert first.is_error is False
     assert second.action == "memory-read_graph()"
     # The `zip` call failed with an error block; the retry's command was rejected.
     assert [i for i, t in enumerate(trajectory.turns) if t.is_error] == [16, 17]
-    assert "zip: not found" in trajectory.turns[16].observation
+    # A list of two text blocks (output, then the exit status) becomes their texts, in order.
+    assert trajectory.turns[16].observation == (
+        "/bin/sh: 1: zip: not found\n\n\nCommand completed with return code: 127")
+    # Null annotations are dropped; the error flags of the failed calls' blocks are kept.
+    extras = trajectory.metadata["tool_result_extras"]
+    assert [e["turn_index"] for e in extras] == [16, 17]
+    assert extras[0]["extras"] == [{"block": 0, "error": True}]
+
+
+def test_toolathlon_cut_off_envelope_keeps_its_text_and_the_harness_note(traces_dir: Path
+                                                                          ) -> None:
+    realdev = traces_dir.parent / "realdev" / "mcp" / "toolathlon"
+    path = realdev / "claude-4.5-sonnet_filter-low-selling-products.json"
+    if not path.exists():
+        pytest.skip(f"real dev trajectories not found at {realdev}")
+    trajectory = next(ToolathlonReader().read(path))
+    cut = [t for t in trajectory.turns if "is too long! Only the first" in t.observation]
+    assert cut, "the file has results the harness cut at 100000 characters"
+    for turn in cut:
+        assert not turn.observation.startswith('{"type"')  # the envelope is gone
+        assert '\\"' not in turn.observation[:2000]  # and so are its escapes
+    assert cut[0].observation.startswith('[\n  {\n    "id": ')
+
+
+def test_content_envelope_extras_go_to_metadata() -> None:
+    blocks = [{"type": "text", "text": "chart below", "annotations": {"audience": ["user"]}},
+              {"type": "image", "data": "aGk=", "mimeType": "image/png"}]
+    unwrapped = unwrap_content(json.dumps(blocks))
+    assert unwrapped.text == "chart below"
+    assert unwrapped.extras == [{"block": 0, "annotations": {"audience": ["user"]}},
+                                {"block": 1, "type": "image", "data": "aGk=",
+                                 "mimeType": "image/png"}]
+    assert unwrap_content('{"rows": 3}').text == '{"rows": 3}'  # not an envelope: unchanged
+    assert unwrap_content('[]').text == "[]"
 
 
 def test_toolathlon_plain_text_answer(traces_dir: Path) -> None:
