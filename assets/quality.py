@@ -16,7 +16,8 @@ from assets.partitions import domain_partitions
 from assets.resources import WorldtraceStorage
 from assets.table_metadata import check_result, markdown_preview, records_table, table_metadata
 from quality import checks
-from quality.dedup import DedupConfig, dedup_trajectories
+from quality.dedup import DedupConfig
+from quality.dedup_report import DEDUP_COLUMN_DOCS, removed_per_domain
 from quality.features import FEATURE_COLUMN_DOCS, FeatureConfig, compute_turn_features
 from quality.labels import (
     CATEGORIES,
@@ -25,7 +26,9 @@ from quality.labels import (
     label_turns,
     load_policy,
 )
-from sources.storage import partition_dir, partition_path
+from quality.stage import dedup_across_partitions
+from sources.schema import DOMAINS
+from sources.storage import partition_path
 
 BAR_WIDTH = 30  # characters of the widest bar in the Markdown category chart
 
@@ -104,35 +107,28 @@ def turn_labels(context: dg.AssetExecutionContext, storage: WorldtraceStorage
     yield check_result("policy_hash_recorded", checks.policy_hash_recorded(out_path, policy.hash))
 
 
-@dg.asset(partitions_def=domain_partitions, group_name="quality",
-          deps=["raw_trajectories", "raw_turns"])
+@dg.asset(group_name="quality", deps=["raw_trajectories", "raw_turns"])
 def trajectory_dedup(context: dg.AssetExecutionContext, storage: WorldtraceStorage
                      ) -> dg.MaterializeResult:
-    """Exact (content hash) and near-duplicate (MinHash LSH, confirmed by exact Jaccard >= 0.8)
-    trajectories of one domain, clustered by union-find; one kept per cluster by a stable rule,
-    the removed ones listed with their cluster and reason."""
-    domain = context.partition_key
-    out_dir = partition_dir(storage.data_path, "trajectory_dedup", domain)
+    """Exact (content hash) and near-duplicate trajectories across all domain partitions (MinHash
+    LSH over stored signatures, confirmed by exact Jaccard >= 0.8; short trajectories by
+    character shingles, clustered as stars), one kept per cluster by a stable rule, the removed
+    ones listed with their cluster and reason. Cross-partition: a copy filed under two domains
+    is still one trajectory. Same code as grading and the benchmark (quality.stage)."""
+    out_dir = storage.data_path / "trajectory_dedup"
     config = DedupConfig()
-    stats = dedup_trajectories(partition_path(storage.data_path, "raw_trajectories", domain),
-                               partition_path(storage.data_path, "raw_turns", domain),
-                               out_dir, config)
-    context.log.info(f"{domain}: {stats.trajectories} trajectories, {stats.removed} removed "
+    stats = dedup_across_partitions(storage.data_path, out_dir, DOMAINS, config)
+    context.log.info(f"{stats.trajectories} trajectories, {stats.removed} removed "
                      f"({stats.exact_duplicates} exact, {stats.near_duplicates} near), "
                      f"largest cluster {stats.largest_cluster}")
     decisions = out_dir / "trajectory_dedup.parquet"
     return dg.MaterializeResult(metadata={
-        **_written_table_metadata(decisions, {}),
+        **_written_table_metadata(decisions, DEDUP_COLUMN_DOCS),
         "config": str(config),
-        "trajectories": stats.trajectories,
-        "kept": stats.kept,
-        "removed": stats.removed,
-        "exact_duplicates": stats.exact_duplicates,
-        "near_duplicates": stats.near_duplicates,
-        "candidate_pairs": stats.candidate_pairs,
-        "confirmed_pairs": stats.confirmed_pairs,
-        "rejected_pairs": stats.rejected_pairs,
-        "clusters": stats.clusters,
-        "largest_cluster": stats.largest_cluster,
+        **{name: getattr(stats, name) for name in (
+            "trajectories", "kept", "removed", "exact_duplicates", "near_duplicates",
+            "short_by_chars", "too_short_for_near", "candidate_pairs", "confirmed_pairs",
+            "confirmed_short_pairs", "rejected_pairs", "clusters", "largest_cluster")},
+        "removed_per_domain": dg.MetadataValue.md(records_table(removed_per_domain(decisions))),
         "pairs": dg.MetadataValue.md(markdown_preview(out_dir / "duplicate_pairs.parquet")),
     })

@@ -17,6 +17,12 @@
 Outputs in out_dir: trajectory_dedup.parquet (one row per trajectory: cluster, kept, reason),
 duplicate_pairs.parquet (the exact and confirmed near pairs), signatures.parquet.
 
+Short trajectories (under `min_shingles` word 5-grams, about 24 words) are shingled by
+character 5-grams instead (`shingles.char_shingles`), banded only among themselves, confirmed by
+their exact character Jaccard (>= `short_lsh.threshold`) and clustered as stars, not by union-find
+(clusters.py says why): a near copy of a short run is found, and short boilerplate cannot chain
+different runs into one cluster. Texts under `min_char_shingles` characters stay exact-only.
+
 Threshold: Jaccard 0.8 on word 5-grams, the usual near-duplicate threshold for web text
 (Lee et al. 2022, "Deduplicating Training Data Makes Language Models Better"; Penedo et al.
 2024, FineWeb), with 16 bands x 8 rows (see minhash.py for the S-curve).
@@ -37,11 +43,13 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from quality.batches import run_numbers, trajectory_batches
+from quality.clusters import find, star_edges, union
 from quality.minhash import LshConfig, MinHashConfig, signature_array, signatures
-from quality.shingles import ShingleConfig, Shingled, shingle_words, word_hashes
-from sources.storage import atomic_path, load_sql, query_arrow, sql_path, write_parquet
+from quality.shingles import ShingleConfig, Shingled, char_shingles, shingle_words, word_hashes
+from sources.storage import atomic_path, load_sql, query_arrow, sql_literal, sql_path, write_parquet
 
 PathOrPaths = Path | str | Sequence[Path | str]
+WORDS, SHORT = "words", "chars"  # the two kinds of shingles a signature is over
 
 
 @dataclass(frozen=True)
@@ -51,16 +59,26 @@ class DedupConfig:
     shingles: ShingleConfig = ShingleConfig(ngram=5, tokens="whitespace")
     minhash: MinHashConfig = MinHashConfig()
     lsh: LshConfig = LshConfig(threshold=0.8, bands=16, rows=8)
-    # Below 20 shingles (about 24 words) a trajectory is only deduplicated exactly: one changed
-    # word moves its 5-gram Jaccard by up to 0.3, so "near" means nothing there, and short
-    # templated texts are what chains unrelated trajectories into giant clusters.
+    # Below 20 word shingles (about 24 words) one changed word moves the 5-gram Jaccard by up to
+    # 0.3, so "near" means nothing there: such a trajectory is shingled by characters instead
+    # (a changed word touches about 5 + its length of a hundred-odd character grams).
     min_shingles: int = 20
+    char_ngram: int = 5
+    # Under 20 character grams (a couple of words) only exact copies count.
+    min_char_shingles: int = 20
+    # One changed word of a short (about 12-word) agent text leaves a character 5-gram Jaccard
+    # of 0.69-0.95 (median 0.87), while different runs of one command template top out near
+    # 0.58 (tests/short_corpus.py): 0.7 keeps the first and drops the second. 25 bands x 5 rows
+    # (125 of the 128 values) make P(candidate) 0.99 at 0.7 and 0.22 at 0.4; short texts are
+    # few, so the extra candidates cost little, and each is confirmed exactly.
+    short_lsh: LshConfig = LshConfig(threshold=0.7, bands=25, rows=5)
     max_bucket: int = 200
     batch_rows: int = 16_000
     batch_bytes: int = 24 << 20  # text per batch (see FeatureConfig)
 
     def __str__(self) -> str:
-        return f"{self.shingles}_{self.minhash}_{self.lsh}_min{self.min_shingles}"
+        return (f"{self.shingles}_{self.minhash}_{self.lsh}_min{self.min_shingles}"
+                f"_short{self.char_ngram}c_{self.short_lsh}")
 
 
 @dataclass
@@ -70,9 +88,11 @@ class DedupStats:
     config: str = ""
     trajectories: int = 0
     exact_duplicates: int = 0
-    too_short_for_near: int = 0
+    too_short_for_near: int = 0  # under min_char_shingles: exact copies only
+    short_by_chars: int = 0  # shingled by characters
     candidate_pairs: int = 0
     confirmed_pairs: int = 0
+    confirmed_short_pairs: int = 0  # by characters; only a star's edges join clusters
     rejected_pairs: int = 0
     near_duplicates: int = 0
     clusters: int = 0  # clusters with more than one member
@@ -106,8 +126,7 @@ def dedup_trajectories(trajectories_path: PathOrPaths, turns_path: PathOrPaths, 
     tasks = dict(zip(ids, meta["task"].to_pylist(), strict=True))
     wanted = {ids[i] for i in np.flatnonzero(representative)}
     with atomic_path(sig_path) as tmp:
-        short = _write_signatures(_paths(turns_path), tasks, wanted, tmp, config)
-    stats.too_short_for_near = short
+        _write_signatures(_paths(turns_path), tasks, wanted, tmp, config, stats)
     stats.seconds["signatures"] += time.perf_counter() - clock
 
     clock = time.perf_counter()
@@ -116,17 +135,24 @@ def dedup_trajectories(trajectories_path: PathOrPaths, turns_path: PathOrPaths, 
     stats.seconds["lsh banding"] += time.perf_counter() - clock
 
     clock = time.perf_counter()
-    involved = {t for pair in candidates for t in pair}
+    involved = {t for a, b, _ in candidates for t in (a, b)}
     sets = dict(_shingle_sets(_paths(turns_path), tasks, involved, config))
-    near_pairs: list[tuple[str, str, float]] = []
-    for a, b in candidates:
+    near_pairs: list[tuple[str, str, float, str]] = []  # (a, b, Jaccard, kind)
+    short_pairs: dict[tuple[int, int], float] = {}
+    for a, b, kind in candidates:
         j = exact_jaccard(sets[a], sets[b])
-        if j >= config.lsh.threshold:
-            near_pairs.append((a, b, j))
-            _union(parent, index[a], index[b])
-        else:
+        if j < (config.short_lsh.threshold if kind == SHORT else config.lsh.threshold):
             stats.rejected_pairs += 1
+        elif kind == SHORT:
+            short_pairs[min(index[a], index[b]), max(index[a], index[b])] = j
+        else:
+            near_pairs.append((a, b, j, "near"))
+            union(parent, index[a], index[b])
     stats.confirmed_pairs = len(near_pairs)
+    stats.confirmed_short_pairs = len(short_pairs)
+    for centre, member in star_edges(short_pairs):
+        near_pairs.append((ids[centre], ids[member], short_pairs[centre, member], "near_short"))
+        union(parent, centre, member)
     stats.seconds["exact jaccard"] += time.perf_counter() - clock
 
     clock = time.perf_counter()
@@ -153,20 +179,6 @@ def _stable_order(meta: pa.Table) -> np.ndarray:
     return pc.sort_indices(meta, sort_keys=keys).to_numpy()
 
 
-def _find(parent: np.ndarray, i: int) -> int:
-    while parent[i] != i:
-        parent[i] = parent[parent[i]]
-        i = parent[i]
-    return i
-
-
-def _union(parent: np.ndarray, i: int, j: int) -> None:
-    """Join two sets; the root is the smaller index, i.e. the member the keep rule prefers."""
-    ri, rj = _find(parent, i), _find(parent, j)
-    if ri != rj:
-        parent[max(ri, rj)] = min(ri, rj)
-
-
 def _exact_groups(meta: pa.Table, parent: np.ndarray) -> list[tuple[int, int]]:
     """Point every exact copy at the first trajectory (in keep order) with its content hash."""
     first: dict[str, int] = {}
@@ -181,8 +193,9 @@ def _exact_groups(meta: pa.Table, parent: np.ndarray) -> list[tuple[int, int]]:
 
 
 def _trajectory_words(batch: pa.Table, tasks: dict[str, str], config: DedupConfig
-                      ) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """Word hashes of each trajectory's text (task, a0, o0, a1, ...) and its word offsets."""
+                      ) -> tuple[list[str], np.ndarray, np.ndarray, pa.Array, np.ndarray]:
+    """Word hashes of each trajectory's text (task, a0, o0, a1, ...) and its word offsets; the
+    texts in that order and each trajectory's first text (for the short ones' characters)."""
     run, turn = run_numbers(batch["trajectory_id"])
     n_traj = int(run[-1]) + 1
     starts = np.flatnonzero(turn == 0)
@@ -202,14 +215,33 @@ def _trajectory_words(batch: pa.Table, tasks: dict[str, str], config: DedupConfi
         batch["action"].combine_chunks().cast(pa.large_string()),
         batch["observation"].combine_chunks().cast(pa.large_string()),
     ])
-    hashes, text_offsets = word_hashes(pool.take(pa.array(source)), config.shingles.tokens)
+    texts = pool.take(pa.array(source))
+    hashes, text_offsets = word_hashes(texts, config.shingles.tokens)
     traj_offsets = np.append(text_offsets[first_text], text_offsets[-1])
-    return traj_ids, hashes, traj_offsets
+    return traj_ids, hashes, traj_offsets, texts, np.append(first_text, len(texts))
+
+
+def _split_short(traj_ids: list[str], words: Shingled, texts: pa.Array,
+                 text_offsets: np.ndarray, config: DedupConfig
+                 ) -> Iterator[tuple[list[str], str, Shingled]]:
+    """Word shingles of the long trajectories, character shingles of the short ones."""
+    short = words.counts() < config.min_shingles
+    if not short.any():
+        yield traj_ids, WORDS, words
+        return
+    long_ids = [t for t, s in zip(traj_ids, short, strict=True) if not s]
+    if long_ids:
+        yield long_ids, WORDS, words.subset(~short)
+    joined = ["\n".join(texts[text_offsets[k]:text_offsets[k + 1]].to_pylist())
+              for k in np.flatnonzero(short)]
+    yield ([traj_ids[k] for k in np.flatnonzero(short)], SHORT,
+           char_shingles(joined, config.char_ngram))
 
 
 def _batches_of(paths: list[Path], tasks: dict[str, str], keep: set[str], config: DedupConfig
-                ) -> Iterator[tuple[list[str], Shingled]]:
-    """Shingles of every wanted trajectory, batch by batch (trajectories without turns last)."""
+                ) -> Iterator[tuple[list[str], str, Shingled]]:
+    """Shingles of every wanted trajectory, batch by batch (trajectories without turns last),
+    with their kind: word n-grams, or character n-grams for short trajectories."""
     seen: set[str] = set()
     columns = ["trajectory_id", "turn_index", "action", "observation"]
     value_set = pa.array(sorted(keep), pa.string())
@@ -218,47 +250,70 @@ def _batches_of(paths: list[Path], tasks: dict[str, str], keep: set[str], config
             batch = batch.filter(pc.is_in(batch["trajectory_id"], value_set=value_set))
             if batch.num_rows == 0:
                 continue
-            traj_ids, hashes, offsets = _trajectory_words(batch, tasks, config)
+            traj_ids, hashes, offsets, texts, text_offsets = _trajectory_words(batch, tasks,
+                                                                               config)
             seen.update(traj_ids)
-            yield traj_ids, shingle_words(hashes, offsets, config.shingles.ngram)
+            words = shingle_words(hashes, offsets, config.shingles.ngram)
+            yield from _split_short(traj_ids, words, texts, text_offsets, config)
     turnless = sorted(keep - seen)
     if turnless:
-        hashes, offsets = word_hashes([tasks[t] for t in turnless], config.shingles.tokens)
-        yield turnless, shingle_words(hashes, offsets, config.shingles.ngram)
+        task_texts = [tasks[t] for t in turnless]
+        hashes, offsets = word_hashes(task_texts, config.shingles.tokens)
+        words = shingle_words(hashes, offsets, config.shingles.ngram)
+        yield from _split_short(turnless, words, pa.array(task_texts, pa.large_string()),
+                                np.arange(len(turnless) + 1), config)
+
+
+SIGNATURE_COLUMN_DOCS = {
+    "trajectory_id": "the signed trajectory (one per exact-duplicate group)",
+    "kind": "shingles the signature is over: 'words' (word n-grams) or 'chars' (character "
+            "n-grams, for trajectories under min_shingles word n-grams)",
+    "n_shingles": "shingles of that kind (with repeats)",
+    "signature": "MinHash signature (datasketch affine32 values)",
+}
 
 
 def _write_signatures(paths: list[Path], tasks: dict[str, str], wanted: set[str], out: Path,
-                      config: DedupConfig) -> int:
+                      config: DedupConfig, stats: DedupStats) -> None:
     """Stream the turns, write one MinHash signature per wanted trajectory; count short ones."""
-    schema = pa.schema([("trajectory_id", pa.string()), ("n_shingles", pa.int64()),
+    schema = pa.schema([("trajectory_id", pa.string()), ("kind", pa.string()),
+                        ("n_shingles", pa.int64()),
                         ("signature", pa.list_(pa.uint32(), config.minhash.num_perm))])
-    short = 0
     with pq.ParquetWriter(out, schema, compression="zstd") as writer:
-        for traj_ids, shingled in _batches_of(paths, tasks, wanted, config):
+        for traj_ids, kind, shingled in _batches_of(paths, tasks, wanted, config):
             counts = shingled.counts()
-            short += int(np.count_nonzero(counts < config.min_shingles))
+            if kind == SHORT:
+                stats.short_by_chars += len(traj_ids)
+                stats.too_short_for_near += int(np.count_nonzero(
+                    counts < config.min_char_shingles))
             table = pa.table({"trajectory_id": pa.array(traj_ids, pa.string()),
+                              "kind": pa.array([kind] * len(traj_ids), pa.string()),
                               "n_shingles": pa.array(counts, pa.int64()),
                               "signature": signature_array(signatures(shingled, config.minhash))},
                              schema=schema)
             writer.write_table(table)
-    return short
 
 
-def _candidate_pairs(sig_path: Path, config: DedupConfig) -> list[tuple[str, str]]:
-    sql = load_sql(__file__, "dedup_candidates.sql")
-    for name, value in (("$bands", config.lsh.bands), ("$rows", config.lsh.rows),
-                        ("$min_shingles", config.min_shingles),
-                        ("$max_bucket", config.max_bucket)):
-        sql = sql.replace(name, str(int(value)))
+def _candidate_pairs(sig_path: Path, config: DedupConfig) -> list[tuple[str, str, str]]:
+    """(id_a, id_b, kind) pairs that share a band bucket, within one kind of shingles, each
+    kind banded with its own LSH parameters."""
+    pairs = []
     con = duckdb.connect()
     try:
         con.execute("CREATE TEMP VIEW signatures AS SELECT * FROM read_parquet("
                     f"{sql_path(sig_path)})")
-        table = query_arrow(con, sql)
+        for kind, lsh, floor in ((WORDS, config.lsh, config.min_shingles),
+                                 (SHORT, config.short_lsh, config.min_char_shingles)):
+            sql = load_sql(__file__, "dedup_candidates.sql").replace("$kind", sql_literal(kind))
+            for name, value in (("$bands", lsh.bands), ("$rows", lsh.rows),
+                                ("$min_shingles", floor), ("$max_bucket", config.max_bucket)):
+                sql = sql.replace(name, str(int(value)))
+            table = query_arrow(con, sql)
+            pairs += zip(table["id_a"].to_pylist(), table["id_b"].to_pylist(),
+                         [kind] * table.num_rows, strict=True)
     finally:
         con.close()
-    return list(zip(table["id_a"].to_pylist(), table["id_b"].to_pylist(), strict=True))
+    return pairs
 
 
 def _shingle_sets(paths: list[Path], tasks: dict[str, str], involved: set[str],
@@ -266,7 +321,7 @@ def _shingle_sets(paths: list[Path], tasks: dict[str, str], involved: set[str],
     """The distinct shingle hashes (sorted) of each trajectory in `involved`."""
     if not involved:
         return
-    for traj_ids, shingled in _batches_of(paths, tasks, involved, config):
+    for traj_ids, _, shingled in _batches_of(paths, tasks, involved, config):
         for k, tid in enumerate(traj_ids):
             yield tid, np.unique(shingled.hashes[shingled.offsets[k]:shingled.offsets[k + 1]])
 
@@ -280,18 +335,19 @@ def exact_jaccard(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def _write_outputs(out_dir: Path, meta: pa.Table, parent: np.ndarray,
-                   exact_pairs: list[tuple[int, int]], near_pairs: list[tuple[str, str, float]],
+                   exact_pairs: list[tuple[int, int]],
+                   near_pairs: list[tuple[str, str, float, str]],
                    config: DedupConfig, stats: DedupStats) -> None:
     n = meta.num_rows
     ids = meta["trajectory_id"].to_pylist()
-    root = np.array([_find(parent, i) for i in range(n)], dtype=np.int64)
+    root = np.array([find(parent, i) for i in range(n)], dtype=np.int64)
     size = np.bincount(root, minlength=n)
     exact_child = np.zeros(n, dtype=bool)
     for _, child in exact_pairs:
         exact_child[child] = True
     best = np.zeros(n)
     position = {tid: i for i, tid in enumerate(ids)}
-    for a, b, j in near_pairs:
+    for a, b, j, _ in near_pairs:
         for t in (position[a], position[b]):
             best[t] = max(best[t], j)
     best[exact_child] = 1.0
@@ -314,7 +370,7 @@ def _write_outputs(out_dir: Path, meta: pa.Table, parent: np.ndarray,
     metadata = {b"dedup_config": str(config).encode()}
     write_parquet(table.replace_schema_metadata(metadata), out_dir / "trajectory_dedup.parquet")
     pair_rows = sorted([(ids[a], ids[b], 1.0, "exact") for a, b in exact_pairs]
-                       + [(a, b, j, "near") for a, b, j in near_pairs])
+                       + near_pairs)
     pairs = pa.table({
         "id_a": pa.array([p[0] for p in pair_rows], pa.string()),
         "id_b": pa.array([p[1] for p in pair_rows], pa.string()),

@@ -1,12 +1,14 @@
 -- Candidate near-duplicate pairs by LSH banding over stored MinHash signatures.
 --
--- Input `signatures(trajectory_id, n_shingles, signature uint32[$bands * $rows])`. Each
--- signature is cut into $bands bands of $rows values; two trajectories that agree on a whole band
--- share that band's bucket and become a candidate pair (checked exactly afterwards). Trajectories
--- under $min_shingles shingles take no part: their few shingles make unrelated short texts look
--- alike, and they are the seeds of giant chained clusters; exact duplicates catch their copies.
--- A bucket with more than $max_bucket members pairs each member with its first one only (a
--- star): union-find joins them all the same, at n - 1 checks instead of n (n - 1) / 2.
+-- Input `signatures(trajectory_id, kind, n_shingles, signature uint32[num_perm])`; only the
+-- signatures of one `kind` of shingles ($kind: word n-grams, or character n-grams for short
+-- trajectories) are banded together. The first $bands * $rows values are cut into $bands bands
+-- of $rows; two trajectories that agree on a whole band share that band's bucket and become a
+-- candidate pair (checked exactly afterwards). Signatures under $min_shingles shingles take no
+-- part: a handful of shingles makes unrelated tiny texts look alike; exact duplicates catch
+-- their copies. A bucket with more than $max_bucket members pairs each member with its first
+-- one only (a star): union-find joins them all the same, at n - 1 checks instead of
+-- n (n - 1) / 2.
 
 WITH band_keys AS (
     SELECT
@@ -14,7 +16,7 @@ WITH band_keys AS (
         band,
         hash(signature[band * $rows + 1 : (band + 1) * $rows]) AS bucket
     FROM signatures, range($bands) AS bands(band)
-    WHERE n_shingles >= $min_shingles
+    WHERE kind = $kind AND n_shingles >= $min_shingles
 ),
 members AS (
     SELECT

@@ -50,6 +50,17 @@ def _features_and_labels(data_dir: Path, out_dir: Path, domain: str, config: Fea
     return domain, f_stats, l_stats, l_stats_seconds
 
 
+def dedup_across_partitions(data_dir: Path, out_dir: Path, domains: Sequence[str],
+                            config: DedupConfig | None = None) -> DedupStats:
+    """Dedup over every domain partition present, as one corpus: what the `trajectory_dedup`
+    asset runs, and what grading and the benchmark run (out_dir gets the three tables)."""
+    present = [d for d in domains if partition_path(data_dir, "raw_trajectories", d).exists()]
+    return dedup_trajectories(
+        [partition_path(data_dir, "raw_trajectories", d) for d in present],
+        [partition_path(data_dir, "raw_turns", d) for d in present],
+        out_dir, config or DedupConfig())
+
+
 def run_quality_stage(data_dir: Path, out_dir: Path, domains: Sequence[str], workers: int = 1,
                       features: FeatureConfig | None = None, dedup: DedupConfig | None = None,
                       policy_path: Path | None = None) -> StageReport:
@@ -74,10 +85,7 @@ def run_quality_stage(data_dir: Path, out_dir: Path, domains: Sequence[str], wor
     report.wall_seconds["features + labels"] = time.perf_counter() - clock
     report.wall_seconds["labels (sum over partitions)"] = label_seconds
     clock = time.perf_counter()
-    report.dedup = dedup_trajectories(
-        [partition_path(data_dir, "raw_trajectories", d) for d in present],
-        [partition_path(data_dir, "raw_turns", d) for d in present],
-        out_dir / "trajectory_dedup", dedup)
+    report.dedup = dedup_across_partitions(data_dir, out_dir / "trajectory_dedup", present, dedup)
     report.wall_seconds["dedup"] = time.perf_counter() - clock
     report.peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     report.worker_peak_rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024

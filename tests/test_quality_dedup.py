@@ -1,5 +1,5 @@
-"""Trajectory dedup: exact copies, near copies confirmed by exact Jaccard, no chains of short
-trajectories, a stable keep rule, deterministic outputs."""
+"""Trajectory dedup: exact copies, near copies confirmed by exact Jaccard, short near copies as
+stars (no chains), a stable keep rule, deterministic outputs."""
 
 from __future__ import annotations
 
@@ -27,11 +27,17 @@ def corpus() -> dict:
         "d.json": trajectory("other", [("ls", words(900, 60))]),
         "e.json": trajectory("task", heavy),
     }
-    # 30 short trajectories (18 shingles each) that differ only in their last word: every pair
-    # has Jaccard 17/19 = 0.89, and every one of them is its own cluster (too short for "near")
+    # 30 short trajectories (18 word shingles each) that differ only in their last word: near
+    # copies of one another by their characters, so one star around the first
     for k in range(30):
         trajectories[f"short{k:02d}.json"] = trajectory("s", [("go", words(0, 19) + f" end{k}")])
     trajectories["short_copy.json"] = trajectory("s", [("go", words(0, 19) + " end0")])
+    # a chain of short texts, each one word away from the next: neighbours are near copies,
+    # the ends are not, so a chain must not become one cluster
+    chain = [f"t{i}" for i in range(12)]
+    for k in range(8):
+        chain[k] = f"x{k}"
+        trajectories[f"zchain{k}.json"] = trajectory("c", [("run", " ".join(chain))])
     return trajectories
 
 
@@ -61,20 +67,38 @@ def test_exact_and_near_copies_join_the_first(result):
     kinds = {(a, b): (j, k) for a, b, j, k in pairs}
     assert kinds[min("a.json", "b.json"), max("a.json", "b.json")][1] in ("exact",) or any(
         k == "exact" and {a, b} == {"a.json", "b.json"} for a, b, _, k in pairs)
-    near = [(a, b, j) for a, b, j, k in pairs if k == "near"]
+    near = [(a, b, j) for a, b, j, k in pairs if k == "near"]  # long texts, word shingles
     assert len(near) == 1 and {near[0][0], near[0][1]} == {"a.json", "c.json"}
     # one word replaced touches 5 of the 5-grams around it: Jaccard (n - 5) / (n + 5)
     assert near[0][2] == pytest.approx((199 - 5) / (199 + 5), abs=0.02)
     assert stats.confirmed_pairs == 1 and stats.exact_duplicates == 2
 
 
-def test_short_trajectories_do_not_chain(result):
-    stats, rows, _, _, _ = result
-    shorts = [r for name, r in rows.items() if name.startswith("short")]
-    assert max(r["cluster_size"] for r in shorts) == 2  # only the exact copy
-    assert rows["short_copy.json"]["reason"] == "exact_duplicate"
-    assert stats.too_short_for_near == 30  # 31 minus the exact copy, which is not signed
-    assert stats.largest_cluster == 3
+def test_short_near_copies_form_one_star(result):
+    stats, rows, pairs, path, _ = result
+    shorts = {name: r for name, r in rows.items() if name.startswith("short")}
+    assert {path[r["cluster_id"]] for r in shorts.values()} == {"short00.json"}
+    assert rows["short00.json"]["kept"] and rows["short_copy.json"]["reason"] == "exact_duplicate"
+    assert sum(r["reason"] == "near_duplicate" for r in shorts.values()) == 29
+    star = [(a, b) for a, b, _, k in pairs if k == "near_short" and a.startswith("short")]
+    assert len(star) == 29 and all("short00.json" in pair for pair in star)
+    assert stats.short_by_chars == 30 + 8 and stats.too_short_for_near == 0
+    assert stats.largest_cluster == 31
+
+
+def test_short_chains_do_not_merge(result):
+    _, rows, pairs, path, _ = result
+    chain = {name: r for name, r in rows.items() if name.startswith("zchain")}
+    centres = {path[r["cluster_id"]] for r in chain.values()}
+    assert len(centres) >= 2  # the chain is cut into stars
+    texts = {f"zchain{k}.json": " ".join([f"x{i}" for i in range(k + 1)]
+                                         + [f"t{i}" for i in range(k + 1, 12)])
+             for k in range(8)}
+    for a, b, j, kind in pairs:  # every member is within the threshold of its kept centre
+        if a.startswith("zchain"):
+            assert kind == "near_short" and j >= DedupConfig().short_lsh.threshold
+            assert path[rows[b]["cluster_id"]] == a and rows[a]["kept"]
+    assert set(texts) == set(chain)
 
 
 def test_candidates_are_confirmed_exactly(tmp_path):
@@ -83,7 +107,7 @@ def test_candidates_are_confirmed_exactly(tmp_path):
     config = DedupConfig(lsh=DedupConfig().lsh.__class__(threshold=0.99, bands=16, rows=8))
     stats = dedup_trajectories(trajectories, turns, tmp_path / "out", config)
     assert stats.candidate_pairs >= 1 and stats.confirmed_pairs == 0
-    assert stats.rejected_pairs == stats.candidate_pairs
+    assert stats.rejected_pairs + stats.confirmed_short_pairs == stats.candidate_pairs
 
 
 def test_outputs_are_byte_identical(result, tmp_path):
