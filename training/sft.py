@@ -1,0 +1,96 @@
+"""Supervised fine-tuning (SFT): loss on the assistant target only, from the CPT checkpoint.
+
+A sample is the sft_split `messages` list (system, history as user/assistant turns, the current
+action, then the target "<think>...</think><predicted_observation>...</predicted_observation>").
+It is rendered with the tokenizer's chat template; tokens of the prompt (everything up to the
+generation prompt of the last assistant turn) get weight 0 and the target's tokens weight 1, and
+the same weighted loss as CPT trains on that (transformers Trainer, masked tokens).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from datasets import Dataset
+from transformers import PreTrainedTokenizerFast, TrainerCallback, TrainingArguments
+
+from training.model_config import ModelConfig
+from training.runner import StepConfig, continue_from, start_log, train_and_save, trainer_arguments
+from training.split_tables import read_columns
+from training.training_log import TrainingLog
+from training.weighted_loss import WeightedCollator, WeightedLossTrainer
+
+
+@dataclass(frozen=True)
+class SftConfig:
+    """SFT run: model (normally the CPT folder as checkpoint), steps, longest sample kept."""
+
+    model: ModelConfig = field(default_factory=ModelConfig)
+    steps: StepConfig = field(default_factory=lambda: StepConfig(max_steps=60, batch_size=8,
+                                                                 learning_rate=1e-3))
+    max_length: int = 512  # tokens; longer samples keep their last max_length (the target)
+
+    def __str__(self) -> str:
+        return f"sft_{self.model}_{self.steps.max_steps}st_{self.max_length}len"
+
+
+def tokenize_sample(messages: Sequence[dict[str, str]], tokenizer: PreTrainedTokenizerFast,
+                    max_length: int) -> dict[str, list]:
+    """input_ids and loss_weights (0 on the prompt, 1 on the final assistant turn)."""
+    if not messages or messages[-1]["role"] != "assistant":
+        raise ValueError(f"SFT sample must end with an assistant target, got {messages[-1:]}")
+    prompt_text = tokenizer.apply_chat_template(list(messages[:-1]), tokenize=False,
+                                                add_generation_prompt=True)
+    full_text = tokenizer.apply_chat_template(list(messages), tokenize=False)
+    if not full_text.startswith(prompt_text):
+        raise ValueError("chat template renders the prompt differently inside the full "
+                         "conversation: cannot find where the assistant target starts")
+    prompt_ids = tokenizer(prompt_text, add_special_tokens=False)["input_ids"]
+    target_ids = tokenizer(full_text[len(prompt_text):], add_special_tokens=False)["input_ids"]
+    ids = (prompt_ids + target_ids)[-max_length:]
+    weights = ([0.0] * len(prompt_ids) + [1.0] * len(target_ids))[-max_length:]
+    return {"input_ids": ids, "loss_weights": weights}
+
+
+def messages_from_rl_row(row: dict[str, Any]) -> list[dict[str, str]]:
+    """An rl_split(_all_turns) row as an SFT sample: its prompt, then the reference observation
+    wrapped in <predicted_observation> (no reasoning) as the target."""
+    target = f"<predicted_observation>{row['reference_observation']}</predicted_observation>"
+    return [*row["prompt"], {"role": "assistant", "content": target}]
+
+
+def read_sft_split(paths: Sequence[Path]) -> Dataset:
+    """The `messages` column of sft_split partitions."""
+    return read_columns(paths, ["messages"], "sft_split")
+
+
+def read_rl_split_as_sft(paths: Sequence[Path]) -> Dataset:
+    """rl_split(_all_turns) partitions as SFT samples (prompt + reference target)."""
+    rows = read_columns(paths, ["prompt", "reference_observation"], "rl_split")
+    return rows.map(lambda row: {"messages": messages_from_rl_row(row)},
+                    remove_columns=["prompt", "reference_observation"])
+
+
+def tokenize_dataset(samples: Dataset, tokenizer: PreTrainedTokenizerFast,
+                     max_length: int) -> Dataset:
+    return samples.map(lambda row: tokenize_sample(row["messages"], tokenizer, max_length),
+                       remove_columns=samples.column_names, desc="tokenizing SFT samples")
+
+
+def train_sft(samples: Dataset, start_dir: Path, out_dir: Path,
+              config: SftConfig = SftConfig(),
+              callbacks: Sequence[TrainerCallback] = ()) -> TrainingLog:
+    """Fine-tune the model in `start_dir` (CPT folder) and write the SFT folder to `out_dir`."""
+    tokenizer, model_config, model = continue_from(start_dir, config.model)
+    log, resume_from = start_log("sft", out_dir, model, model_config, config)
+    args = TrainingArguments(**trainer_arguments(out_dir, config.steps, model_config),
+                             remove_unused_columns=False)
+    trainer = WeightedLossTrainer(
+        model=model, args=args, processing_class=tokenizer,
+        train_dataset=tokenize_dataset(samples, tokenizer, config.max_length),
+        data_collator=WeightedCollator(tokenizer.pad_token_id))
+    return train_and_save(trainer, log, resume_from, tokenizer, out_dir, callbacks)
+
