@@ -1,0 +1,172 @@
+"""trajectory_split: every trajectory dedup kept goes to the train or the bench pool.
+
+The pool is a stable hash of a *grouping key* (the source task), so every run of one task lands
+in the same pool and a model is never benchmarked on a task it trained on: sha256 of
+"{seed}:{group_key}" read as a number in [0, 1), bench when below `bench_share`. The key is, in
+order: a task id the format records (`task_id`, `instance_id` in the trajectory metadata), the
+task text (lowercased, whitespace collapsed), and for a trajectory without either (a raw MCP
+transcript has no task) its own id. Then decontamination (decontaminate.py) moves every train
+trajectory that is a near copy of a bench trajectory to the `contaminated` pool.
+
+Output: {data}/trajectory_split/domain={d}/part-0.parquet, sorted by trajectory_id (CONTRACTS).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+from sources.storage import (
+    CheckOutcome,
+    partition_path,
+    scalar_query,
+    sql_path,
+    table_glob,
+    write_parquet,
+)
+from training.decontaminate import DecontaminationConfig, find_contaminated
+
+POOLS = ("train", "bench", "contaminated")
+TASK_ID_KEYS = ("task_id", "instance_id")  # metadata fields that name the source task
+
+SPLIT_SCHEMA = pa.schema([
+    ("trajectory_id", pa.string()), ("domain", pa.string()), ("source", pa.string()),
+    ("group_key", pa.string()), ("pool", pa.string()), ("nearest_bench_id", pa.string()),
+    ("similarity", pa.float32()),
+])
+SPLIT_COLUMN_DOCS = {
+    "trajectory_id": "a trajectory kept by trajectory_dedup",
+    "domain": "its domain partition",
+    "source": "catalog source",
+    "group_key": "the source task it belongs to (task id, task text, or its own id): all runs "
+                 "of one task share a pool",
+    "pool": "train, bench, or contaminated (a train run too similar to a bench run)",
+    "nearest_bench_id": "the bench trajectory it is too similar to (contaminated only)",
+    "similarity": "MinHash estimate of Jaccard to that bench trajectory (contaminated only)",
+}
+
+
+@dataclass(frozen=True)
+class SplitConfig:
+    """Bench share, the seed of the pool hash, and the decontamination settings."""
+
+    bench_share: float = 0.15
+    seed: int = 0
+    decontamination: DecontaminationConfig = DecontaminationConfig()
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.bench_share <= 1.0:
+            raise ValueError(f"bench_share must be in [0, 1], got {self.bench_share}")
+
+    def __str__(self) -> str:
+        return f"bench{self.bench_share:g}_seed{self.seed}_{self.decontamination}"
+
+
+@dataclass
+class SplitStats:
+    """Trajectories per (domain, pool), groups, and seconds, recorded while splitting."""
+
+    config: str = ""
+    pools: Counter = field(default_factory=Counter)  # (domain, pool) -> trajectories
+    groups: Counter = field(default_factory=Counter)  # pool -> distinct group keys
+    trajectories: int = 0
+
+    def count(self, domain: str, pool: str) -> int:
+        return self.pools[domain, pool]
+
+    def rows(self) -> list[dict]:
+        """One row per domain: trajectories per pool."""
+        domains = sorted({d for d, _ in self.pools})
+        return [{"domain": d, **{p: self.pools[d, p] for p in POOLS}} for d in domains]
+
+
+def group_key(task: str | None, metadata: str | None, trajectory_id: str) -> str:
+    """The source task a trajectory belongs to (see module docstring)."""
+    try:
+        fields = json.loads(metadata) if metadata else {}
+    except json.JSONDecodeError:
+        fields = {}
+    for key in TASK_ID_KEYS:
+        value = fields.get(key) if isinstance(fields, dict) else None
+        if value not in (None, ""):
+            return f"{key}:{value}"
+    text = " ".join((task or "").lower().split())
+    if text:
+        return "task:" + hashlib.sha256(text.encode()).hexdigest()[:20]
+    return f"trajectory:{trajectory_id}"
+
+
+def bench_fraction(key: str, seed: int) -> float:
+    """A stable number in [0, 1) for a group key: the first 8 bytes of sha256, scaled."""
+    digest = hashlib.sha256(f"{seed}:{key}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64
+
+
+def kept_trajectories(data_dir: Path, dedup_dir: Path, domains: Sequence[str]) -> pa.Table:
+    """trajectory_id, domain, source, task, metadata of the trajectories dedup kept."""
+    present = [d for d in domains if partition_path(data_dir, "raw_trajectories", d).exists()]
+    if not present:
+        raise FileNotFoundError(f"{data_dir}: no raw_trajectories partition to split")
+    with duckdb.connect() as con:
+        return con.sql(f"""
+            SELECT t.trajectory_id, t.domain, t.source, t.task, t.metadata
+            FROM read_parquet({sql_path(table_glob(data_dir, "raw_trajectories"))},
+                              hive_partitioning = false) AS t
+            JOIN read_parquet({sql_path(dedup_dir / "trajectory_dedup.parquet")}) AS d
+                USING (trajectory_id)
+            WHERE d.kept AND t.domain IN ({", ".join(f"'{d}'" for d in present)})
+            ORDER BY t.trajectory_id
+        """).to_arrow_table()
+
+
+def split_trajectories(data_dir: Path, domains: Sequence[str],
+                       config: SplitConfig = SplitConfig()) -> SplitStats:
+    """Write trajectory_split for every domain present; return the counts."""
+    data_dir = Path(data_dir)
+    dedup_dir = data_dir / "trajectory_dedup"
+    kept = kept_trajectories(data_dir, dedup_dir, domains)
+    keys = [group_key(t, m, i) for t, m, i in zip(
+        kept["task"].to_pylist(), kept["metadata"].to_pylist(),
+        kept["trajectory_id"].to_pylist(), strict=True)]
+    pools = ["bench" if bench_fraction(k, config.seed) < config.bench_share else "train"
+             for k in keys]
+    ids = kept["trajectory_id"].to_pylist()
+    found = find_contaminated(dedup_dir / "signatures.parquet",
+                              pa.table({"trajectory_id": ids, "pool": pools}),
+                              config.decontamination)
+    pools = ["contaminated" if t in found else p for t, p in zip(ids, pools, strict=True)]
+    table = pa.table({
+        "trajectory_id": kept["trajectory_id"], "domain": kept["domain"],
+        "source": kept["source"], "group_key": keys, "pool": pools,
+        "nearest_bench_id": [found[t].bench_id if t in found else None for t in ids],
+        "similarity": [found[t].similarity if t in found else None for t in ids],
+    }, schema=SPLIT_SCHEMA)
+    stats = SplitStats(config=str(config), trajectories=table.num_rows)
+    stats.pools.update(zip(kept["domain"].to_pylist(), pools, strict=True))
+    for pool in POOLS:
+        stats.groups[pool] = len({k for k, p in zip(keys, pools, strict=True) if p == pool})
+    metadata = {b"split_config": str(config).encode()}
+    for domain in sorted(set(kept["domain"].to_pylist())):
+        part = table.filter(pa.compute.equal(table["domain"], domain))
+        write_parquet(part.replace_schema_metadata(metadata),
+                      partition_path(data_dir, "trajectory_split", domain))
+    return stats
+
+
+def groups_in_one_pool(data_dir: Path) -> CheckOutcome:
+    """No group key (source task) has runs in both train and bench."""
+    straddling = scalar_query(f"""
+        SELECT count(*) FROM (
+            SELECT group_key FROM read_parquet({sql_path(table_glob(data_dir, "trajectory_split"))})
+            WHERE pool IN ('train', 'bench')
+            GROUP BY group_key HAVING count(DISTINCT pool) > 1)
+    """)
+    return CheckOutcome(straddling == 0, f"{straddling} source tasks in both train and bench",
+                        {"straddling_groups": straddling})
