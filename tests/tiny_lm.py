@@ -39,7 +39,7 @@ def build_tiny_model(folder: Path, seed: int = 0) -> Path:
     tokenizer.chat_template = CHAT_TEMPLATE
     config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64,
                          num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-                         max_position_embeddings=2048, pad_token_id=tokenizer.pad_token_id,
+                         max_position_embeddings=8192, pad_token_id=tokenizer.pad_token_id,
                          eos_token_id=tokenizer.eos_token_id, bos_token_id=None)
     torch.manual_seed(seed)
     LlamaForCausalLM(config).save_pretrained(folder)

@@ -1,0 +1,233 @@
+"""LLM judge: a model behind an OpenAI-compatible endpoint grades predictions on the rubric.
+
+Our own judge prompts, versioned files (bench/judges/prompts/<version>/: common.md, then text.md
+or gui.md, then <domain>.md); a new wording is a new version folder, never an edit in place.
+The judge reads the recent history, the action, the simulated and the real observation; it
+classifies the content type (text domains) and reasons, then returns JSON inside
+<final_evaluation>. An answer without a parseable block is asked again, with the reason, up to
+`max_attempts`. The GUI caps and the malformed-output caps are applied here, in code, as the
+rubric judge applies them, so a lenient judge cannot skip them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from bench.concurrency import run_concurrently
+from bench.endpoint import ChatEndpoint, EndpointConfig, EndpointError
+from bench.parsing import parse_prediction
+from bench.result_cache import ResultCache, content_hash, fingerprint
+from bench.sample import GUI_DOMAINS, BenchSample
+from bench.scoring import AXES, AxisScores
+
+PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
+PROMPT_VERSION = "llm_judge_v1"
+_BLOCK = re.compile(r"<final_evaluation>(.*?)</final_evaluation>", re.DOTALL)
+_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
+
+
+@dataclass(frozen=True)
+class LLMJudgeConfig:
+    """The judge endpoint and how it is asked. Observations longer than max_chars are shown
+    with their middle elided (the judge's context is finite; heads and tails carry the shape)."""
+
+    endpoint: EndpointConfig
+    temperature: float = 0.0
+    retry_temperature: float = 0.7  # a greedy judge would repeat its unparseable answer
+    max_tokens: int = 2048
+    max_attempts: int = 3
+    seed: int = 0
+    history_turns: int = 8
+    max_chars: int = 6000
+    prompt_version: str = PROMPT_VERSION
+    cache_dir: Path | None = None
+    progress: bool = False
+
+
+class UnparseableEvaluation(ValueError):
+    """A judge answer without a valid <final_evaluation> block (the message says why)."""
+
+
+class JudgeFailure(RuntimeError):
+    """No valid evaluation after every attempt (or the endpoint failed for good)."""
+
+
+@cache
+def judge_system_prompt(domain: str, version: str = PROMPT_VERSION) -> str:
+    """The judge instructions for one domain: common, then text or GUI rules, then the domain."""
+    folder = PROMPTS_DIR / version
+    parts = ["common", "gui" if domain in GUI_DOMAINS else "text", domain]
+    missing = [p for p in parts if not (folder / f"{p}.md").is_file()]
+    if missing:
+        raise FileNotFoundError(f"{folder}: no judge prompt {', '.join(missing)} (.md)")
+    return "\n\n".join((folder / f"{p}.md").read_text(encoding="utf-8").strip() for p in parts)
+
+
+def clip(text: str, max_chars: int) -> str:
+    """The text, or its head and tail with the middle elided and counted."""
+    if len(text) <= max_chars:
+        return text
+    half = max_chars // 2
+    return f"{text[:half]}\n[... {len(text) - 2 * half} characters omitted ...]\n{text[-half:]}"
+
+
+def _tagged(tag: str, text: str) -> str:
+    # A prediction cannot close its own section early and pose as the real observation.
+    escaped = text.replace(f"</{tag}>", f"<\\/{tag}>")
+    return f"<{tag}>\n{escaped}\n</{tag}>"
+
+
+def judge_messages(sample: BenchSample, prediction_text: str, config: LLMJudgeConfig
+                   ) -> list[dict[str, str]]:
+    """System = our judge prompt for the domain; user = the case to grade."""
+    parsed = parse_prediction(prediction_text)
+    shown = sample.history[-config.history_turns:] if config.history_turns else ()
+    first = len(sample.history) - len(shown) + 1
+    parts = []
+    if sample.task:
+        parts.append(f"## Task instruction\n{clip(sample.task, config.max_chars)}")
+    if sample.initial_state and first == 1:
+        parts.append(f"## Initial state\n{clip(sample.initial_state, config.max_chars)}")
+    parts.append(f"## History ({len(sample.history)} earlier turns"
+                 + (f", the last {len(shown)} shown" if len(shown) < len(sample.history) else "")
+                 + ")")
+    for turn, (action, observation) in enumerate(shown, start=first):
+        parts.append(f"### Turn {turn}\nAction:\n{clip(action, config.max_chars)}\n"
+                     f"Observation:\n{clip(observation, config.max_chars)}")
+    parts.append(f"## Current action (turn {sample.turn_idx})\n"
+                 f"{clip(sample.current_action, config.max_chars)}")
+    note = ("\n(The model's output had no complete <predicted_observation> block; shown is its "
+            "text without reasoning.)" if parsed.malformed else "")
+    parts.append(f"## Simulated observation{note}\n"
+                 + _tagged("simulated_observation", clip(parsed.judged_text, config.max_chars)))
+    parts.append("## Real observation\n"
+                 + _tagged("real_observation", clip(sample.reference, config.max_chars)))
+    return [{"role": "system", "content": judge_system_prompt(sample.domain,
+                                                              config.prompt_version)},
+            {"role": "user", "content": "\n\n".join(parts)}]
+
+
+def parse_evaluation(text: str) -> dict[str, Any]:
+    """The JSON of the last <final_evaluation> block, its five scores checked as integers 1..5."""
+    blocks = _BLOCK.findall(text or "")
+    if not blocks:
+        raise UnparseableEvaluation("no <final_evaluation>...</final_evaluation> block")
+    try:
+        evaluation = json.loads(_FENCE.sub("", blocks[-1].strip()))
+    except json.JSONDecodeError as error:
+        raise UnparseableEvaluation(f"the block is not JSON ({error})") from None
+    scores = evaluation.get("scores") if isinstance(evaluation, dict) else None
+    if not isinstance(scores, dict):
+        raise UnparseableEvaluation('no "scores" object in the block')
+    checked = {}
+    for axis in AXES:
+        value = scores.get(axis)
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 5:
+            raise UnparseableEvaluation(f"score {axis!r} must be an integer 1..5, got {value!r}")
+        checked[axis] = value
+    return {**evaluation, "scores": checked}
+
+
+def apply_caps(domain: str, scores: dict[str, int], primary_effect_correct: Any,
+               malformed: bool) -> tuple[dict[str, int], list[str]]:
+    """Malformed output: format 1. GUI (official caps): a wrong primary effect caps factuality
+    and quality at 2; realism at most 3 when factuality or consistency is 2 or less; a missing
+    closing tag caps every axis at 2."""
+    capped, caps = dict(scores), []
+    if malformed:
+        capped["format"] = 1
+        caps.append("malformed: format 1")
+    if domain in GUI_DOMAINS:
+        if primary_effect_correct is False:
+            capped["factuality"] = min(capped["factuality"], 2)
+            capped["quality"] = min(capped["quality"], 2)
+            caps.append("primary effect wrong: factuality, quality <= 2")
+        if capped["factuality"] <= 2 or capped["consistency"] <= 2:
+            capped["realism"] = min(capped["realism"], 3)
+            caps.append("factuality or consistency <= 2: realism <= 3")
+        if malformed:
+            capped = {axis: min(value, 2) for axis, value in capped.items()}
+            caps.append("missing closing tag: every axis <= 2")
+    return capped, caps
+
+
+class LLMJudge:
+    """`judge(sample, prediction_text) -> AxisScores`, the rubric judge's signature; verdicts are
+    cached by the hash of what the judge was shown, so a rerun asks nothing twice."""
+
+    def __init__(self, config: LLMJudgeConfig) -> None:
+        self.config = config
+        self.endpoint = ChatEndpoint(config.endpoint)
+        self.name = f"llm_judge:{self.endpoint.model}"
+        self.unparseable_answers = 0
+        self._lock = threading.Lock()
+        settings = {"model": self.endpoint.model, "version": config.prompt_version,
+                    "temperature": config.temperature, "retry": config.retry_temperature,
+                    "max_tokens": config.max_tokens, "seed": config.seed,
+                    "history_turns": config.history_turns, "max_chars": config.max_chars}
+        path = None if config.cache_dir is None else \
+            Path(config.cache_dir) / f"{re.sub(r'[^A-Za-z0-9._-]+', '_', self.name)}.jsonl"
+        self.cache = ResultCache(path, fingerprint(settings))
+
+    def judge(self, sample: BenchSample, prediction_text: str) -> AxisScores:
+        """The five axes for one prediction (JudgeFailure when no attempt gave a verdict)."""
+        messages = judge_messages(sample, prediction_text, self.config)
+        key = content_hash(messages)
+        verdict = self.cache.get(key, key)
+        if verdict is None:
+            verdict = self._ask(sample, messages)
+            self.cache.put(key, key, verdict)
+        malformed = parse_prediction(prediction_text).malformed
+        scores, caps = apply_caps(sample.domain, verdict["scores"],
+                                  verdict.get("primary_effect_correct"), malformed)
+        evidence = {k: v for k, v in verdict.items() if k != "scores"}
+        evidence.update(judge=self.name, prompt_version=self.config.prompt_version,
+                        judge_scores=verdict["scores"], caps=caps)
+        return AxisScores(**scores, evidence=evidence)
+
+    def judge_all(self, samples: Sequence[BenchSample], predictions: Sequence[str]
+                  ) -> list[AxisScores | JudgeFailure]:
+        """Judge every pair concurrently; a failure stays in its slot for the caller to report."""
+        pairs = list(zip(samples, predictions, strict=True))
+        return run_concurrently(lambda pair: self.judge(*pair), pairs,
+                                self.config.endpoint.concurrency, expected=(JudgeFailure,),
+                                desc=self.name, progress=self.config.progress)
+
+    def _ask(self, sample: BenchSample, messages: list[dict[str, str]]) -> dict[str, Any]:
+        """Ask until a parseable verdict; each retry shows the judge its last answer and why it
+        could not be read."""
+        conversation = list(messages)
+        reason = ""
+        for attempt in range(self.config.max_attempts):
+            temperature = self.config.temperature if attempt == 0 else \
+                max(self.config.temperature, self.config.retry_temperature)
+            try:
+                answer = self.endpoint.complete(conversation, temperature=temperature,
+                                                max_tokens=self.config.max_tokens,
+                                                seed=self.config.seed + attempt)
+            except EndpointError as error:
+                raise JudgeFailure(f"sample {sample.id}: {error}") from error
+            try:
+                verdict = parse_evaluation(answer)
+            except UnparseableEvaluation as error:
+                with self._lock:
+                    self.unparseable_answers += 1
+                reason = str(error)
+                conversation = [*messages, {"role": "assistant", "content": answer},
+                                {"role": "user", "content": (
+                                    f"Your answer could not be read: {reason}. Answer again: "
+                                    "reasoning, then exactly one <final_evaluation> block "
+                                    "with the JSON.")}]
+                continue
+            return {**verdict, "attempts": attempt + 1}
+        raise JudgeFailure(f"sample {sample.id}: no valid evaluation in "
+                           f"{self.config.max_attempts} attempts (last: {reason})")
