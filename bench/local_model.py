@@ -19,6 +19,8 @@ from transformers.generation.streamers import BaseStreamer
 
 from bench.stop_strings import cut_at_stop, safe_prefix_length
 
+# finish_reason of a stream whose consumer cancelled it (never sent: nobody is listening).
+CANCELLED = "cancelled"
 # Our tokenizer closes every chat turn with <|end|> (CONTRACTS: tokenizer): a reply ends there
 # even when the model's generation_config names only <eos>.
 END_OF_TURN_TOKENS: tuple[str, ...] = ("<|end|>",)
@@ -168,7 +170,10 @@ class LocalChatModel:
         text = _IncrementalText(self.tokenizer)
         count, sent, finish = 0, 0, None
         try:
-            while (token := tokens.get()) is not None and not cancel.is_set():
+            while (token := tokens.get()) is not None:
+                if cancel.is_set():  # the consumer left: no one reads the rest
+                    finish = CANCELLED
+                    break
                 count += 1
                 if token in self.end_ids:
                     finish = "stop"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
@@ -95,11 +96,11 @@ def test_stop_string_cuts_before_it(client, stream):
 
 def test_concurrent_requests_all_answered_alike(client, base_url):
     expected = chat(client, temperature=0, max_tokens=12).choices[0].message.content
-    with ThreadPoolExecutor(6) as pool:
-        replies = list(pool.map(lambda _: chat(client, temperature=0, max_tokens=12), range(6)))
-    assert [r.choices[0].message.content for r in replies] == [expected] * 6
+    with ThreadPoolExecutor(4) as pool:
+        replies = list(pool.map(lambda _: chat(client, temperature=0, max_tokens=12), range(4)))
+    assert [r.choices[0].message.content for r in replies] == [expected] * 4
     stats = httpx.get(base_url.removesuffix("/v1") + "/health").json()["worker"]
-    assert stats["failures"] == 0 and stats["requests"] >= 7
+    assert stats["failures"] == 0 and stats["requests"] >= 5
 
 
 def test_unknown_model_is_404(client):
@@ -118,3 +119,18 @@ def test_prompt_beyond_the_context_is_400(client):
     long_messages = [{"role": "user", "content": "ls -la notes.txt " * 2000}]
     with pytest.raises(openai.BadRequestError, match="context"):
         client.chat.completions.create(model="tiny_lm", messages=long_messages)
+
+
+def test_a_client_leaving_mid_stream_frees_the_model(client, base_url):
+    def worker() -> dict:
+        return httpx.get(base_url.removesuffix("/v1") + "/health").json()["worker"]
+
+    cancelled = worker()["cancelled_streams"]
+    stream = chat(client, temperature=1.0, max_tokens=8000, stream=True)
+    next(iter(stream))
+    stream.close()  # hang up after the first chunk
+    assert chat(client, temperature=0, max_tokens=4).choices[0].message.content is not None
+    deadline = time.monotonic() + 10
+    while worker()["cancelled_streams"] == cancelled and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert worker()["cancelled_streams"] == cancelled + 1 and worker()["failures"] == 0

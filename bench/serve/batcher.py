@@ -13,7 +13,14 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 
-from bench.local_model import ChatResult, LocalChatModel, Message, SamplingSettings, StreamPiece
+from bench.local_model import (
+    CANCELLED,
+    ChatResult,
+    LocalChatModel,
+    Message,
+    SamplingSettings,
+    StreamPiece,
+)
 
 # A stream's consumer receives pieces, then None at the end (or the exception that ended it).
 Deliver = Callable[[StreamPiece | BaseException | None], None]
@@ -35,6 +42,7 @@ class WorkerStats:
 
     requests: int = 0
     streams: int = 0
+    cancelled_streams: int = 0  # streams whose client left before the end
     batches: int = 0
     largest_batch: int = 0
     failures: int = 0
@@ -137,6 +145,7 @@ class GenerationWorker:
         self.stats.streams += 1
         try:
             for piece in self.model.stream(job.messages, job.settings, job.cancel):
+                self.stats.cancelled_streams += piece.finish_reason == CANCELLED
                 job.deliver(piece)
         except BaseException as error:
             self.stats.failures += 1
