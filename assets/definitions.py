@@ -6,6 +6,7 @@ from assets.factory import generated_traces
 from assets.ingest import raw_traces
 from assets.quality import trajectory_dedup, turn_features, turn_labels
 from assets.resources import storage_from_environment
+from assets.scrub import scrubbed_traces
 from assets.splits import trajectory_split
 
 main_job = dg.define_asset_job(
@@ -16,7 +17,7 @@ main_job = dg.define_asset_job(
 
 defs = dg.Definitions(
     assets=[generated_traces, raw_traces, turn_features, turn_labels, trajectory_dedup,
-            trajectory_split],
+            scrubbed_traces, trajectory_split],
     jobs=[main_job],
     resources={"storage": storage_from_environment()},
 )

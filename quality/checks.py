@@ -7,6 +7,7 @@ from pathlib import Path
 import duckdb
 import pyarrow.parquet as pq
 
+from quality.scrub import TRAJECTORY_TEXT_FIELDS, TURN_TEXT_FIELDS, residual_findings
 from sources.storage import CheckOutcome, scalar_query
 
 SHARE_COLUMNS = ("overlap_action", "overlap_context", "novelty", "jaccard_prev",
@@ -69,3 +70,13 @@ def policy_hash_recorded(labels_path: Path, expected_hash: str) -> CheckOutcome:
     return CheckOutcome(passed, "the policy hash is in every row and in the file metadata",
                         {"expected": expected_hash, "in_rows": ", ".join(map(str, hashes)),
                          "in_file_metadata": in_file})
+
+
+def nothing_left_to_scrub(trajectories_path: Path, turns_path: Path) -> CheckOutcome:
+    """A second scrubbing pass over the scrubbed tables finds no secret or personal datum."""
+    left = residual_findings(trajectories_path, TRAJECTORY_TEXT_FIELDS)
+    left.update(residual_findings(turns_path, TURN_TEXT_FIELDS))
+    return CheckOutcome(not left, "a second pass finds no secret, e-mail, phone or IP address",
+                        {"residual_findings": sum(left.values()),
+                         "residual_kinds": ", ".join(f"{k} {n}" for k, n in sorted(left.items()))
+                         or "none"})

@@ -1,0 +1,191 @@
+"""Secret and PII scrubbing: raw tables -> scrubbed tables + a findings table (no secret in it).
+
+Each credential, e-mail address, phone number or IP address (quality.secrets) is replaced with
+a typed placeholder numbered within its trajectory: the same value gets the same placeholder in
+the task, the system prompt, the metadata and every turn (`<SECRET_1>` stays `<SECRET_1>` when
+the agent pastes the key again), so a world model still learns that the key it was given is the
+key the server checks. Numbers restart in every trajectory, so no placeholder links two
+trajectories.
+
+    scrub_partition(trajectories, turns, out_trajectories, out_turns, out_findings)
+
+streams the two raw tables of a partition in lockstep (ingest writes them in the same order),
+one trajectory at a time, and counts what it replaced per kind and field.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from quality.secrets import find_sensitive, gated_kinds
+from sources.storage import ParquetSink
+
+TRAJECTORY_TEXT_FIELDS = ("task", "system_prompt", "metadata")
+TURN_TEXT_FIELDS = ("action", "observation")
+READ_ROWS = 2048
+GATES_KEY = "__gates"  # the per-field gated kinds carried beside a row while it is scrubbed
+
+FINDINGS_SCHEMA = pa.schema([
+    pa.field("domain", pa.string(), nullable=False),
+    pa.field("trajectory_id", pa.string(), nullable=False),
+    pa.field("turn_index", pa.int32()),
+    pa.field("field", pa.string(), nullable=False),
+    pa.field("kind", pa.string(), nullable=False),
+    pa.field("placeholder", pa.string(), nullable=False),
+])
+
+FINDINGS_COLUMN_DOCS: dict[str, str] = {
+    "domain": "partition the trajectory belongs to",
+    "trajectory_id": "trajectory the value was found in",
+    "turn_index": "turn it was found in; null for the task, system prompt or metadata",
+    "field": "column it was found in: task, system_prompt, metadata, action or observation",
+    "kind": "what it was: openai_key, github_token, email, phone, ip_address, ... "
+            "(quality/secrets.py)",
+    "placeholder": "what replaced it, e.g. <SECRET_1>; the value itself is never stored",
+}
+
+
+class Placeholders:
+    """Typed placeholders numbered within one trajectory: one value, one placeholder."""
+
+    def __init__(self) -> None:
+        self._assigned: dict[tuple[str, str], str] = {}
+        self._next: Counter[str] = Counter()
+
+    def for_value(self, placeholder_class: str, value: str) -> str:
+        key = (placeholder_class, value)
+        if key not in self._assigned:
+            self._next[placeholder_class] += 1
+            self._assigned[key] = f"<{placeholder_class}_{self._next[placeholder_class]}>"
+        return self._assigned[key]
+
+
+@dataclass
+class ScrubStats:
+    """Counters recorded while scrubbing: rows, replaced values per kind and per field."""
+
+    trajectories: int = 0
+    turns: int = 0
+    kinds: Counter[str] = field(default_factory=Counter)
+    fields: Counter[str] = field(default_factory=Counter)
+    seconds: float = 0.0
+
+    @property
+    def replaced(self) -> int:
+        return sum(self.kinds.values())
+
+    @property
+    def turns_per_second(self) -> float:
+        return self.turns / self.seconds if self.seconds else 0.0
+
+
+Replacement = tuple[str, str]  # (kind, placeholder)
+
+
+def scrub_text(text: str | None, placeholders: Placeholders, kinds: Sequence[str] | None = None
+               ) -> tuple[str | None, list[Replacement]]:
+    """`text` with every finding replaced, and what was replaced (kind, placeholder), in order.
+    `kinds`: the kinds whose gate the text passed (`gated_kinds`), when known."""
+    if not text or kinds == ():
+        return text, []
+    findings = find_sensitive(text, kinds)
+    if not findings:
+        return text, []
+    pieces, replaced, position = [], [], 0
+    for finding in findings:
+        placeholder = placeholders.for_value(finding.placeholder_class,
+                                             text[finding.start:finding.end])
+        pieces += [text[position:finding.start], placeholder]
+        replaced.append((finding.kind, placeholder))
+        position = finding.end
+    pieces.append(text[position:])
+    return "".join(pieces), replaced
+
+
+def scrub_partition(trajectories_path: Path, turns_path: Path, out_trajectories: Path,
+                    out_turns: Path, out_findings: Path) -> ScrubStats:
+    """Write scrubbed copies of one partition's trajectories and turns, and its findings."""
+    stats = ScrubStats()
+    started = time.perf_counter()
+    turn_rows = _rows(turns_path, TURN_TEXT_FIELDS)
+    with (ParquetSink(out_trajectories, pq.read_schema(trajectories_path)) as trajectory_sink,
+          ParquetSink(out_turns, pq.read_schema(turns_path)) as turn_sink,
+          ParquetSink(out_findings, FINDINGS_SCHEMA) as finding_sink):
+        for trajectory in _rows(trajectories_path, TRAJECTORY_TEXT_FIELDS):
+            placeholders = Placeholders()
+            turns = [_next_turn(turn_rows, trajectory, turns_path)
+                     for _ in range(trajectory["n_turns"])]
+            for row, turn_index in [(trajectory, None)] + [(t, t["turn_index"]) for t in turns]:
+                names = TRAJECTORY_TEXT_FIELDS if turn_index is None else TURN_TEXT_FIELDS
+                for name in names:
+                    row[name], replaced = _scrub_field(row, name, placeholders)
+                    stats.kinds.update(kind for kind, _ in replaced)
+                    stats.fields[name] += len(replaced)
+                    finding_sink.write_many(
+                        {"domain": trajectory["domain"],
+                         "trajectory_id": trajectory["trajectory_id"],
+                         "turn_index": turn_index, "field": name, "kind": kind,
+                         "placeholder": placeholder}
+                        for kind, placeholder in replaced)
+            trajectory_sink.write(_without_gates(trajectory))
+            turn_sink.write_many(_without_gates(turn) for turn in turns)
+            stats.trajectories += 1
+            stats.turns += len(turns)
+        leftover = next(turn_rows, None)
+        if leftover is not None:
+            raise ValueError(f"{turns_path}: turn of trajectory {leftover['trajectory_id']} "
+                             f"has no row in {trajectories_path}")
+    stats.seconds = time.perf_counter() - started
+    return stats
+
+
+def _scrub_field(row: dict[str, Any], name: str, placeholders: Placeholders
+                 ) -> tuple[str | None, list[Replacement]]:
+    scrubbed, replaced = scrub_text(row[name], placeholders, row[GATES_KEY][name])
+    if name == "metadata" and replaced:
+        json.loads(scrubbed)  # a placeholder never breaks the JSON; if it does, fail loudly
+    return scrubbed, replaced
+
+
+def _rows(path: Path, text_fields: Sequence[str]) -> Iterator[dict[str, Any]]:
+    """The rows of a Parquet file, each with the kinds its text fields' gates let through
+    (computed for a whole batch at once) under GATES_KEY."""
+    for batch in pq.ParquetFile(path).iter_batches(batch_size=READ_ROWS):
+        gates = {name: gated_kinds(batch.column(name).to_pylist()) for name in text_fields}
+        for i, row in enumerate(batch.to_pylist()):
+            row[GATES_KEY] = {name: gates[name][i] for name in text_fields}
+            yield row
+
+
+def _without_gates(row: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in row.items() if key != GATES_KEY}
+
+
+def _next_turn(turn_rows: Iterator[dict[str, Any]], trajectory: dict[str, Any],
+               turns_path: Path) -> dict[str, Any]:
+    """The next turn row, which must belong to `trajectory` (tables written in lockstep)."""
+    turn = next(turn_rows, None)
+    if turn is None or turn["trajectory_id"] != trajectory["trajectory_id"]:
+        found = "the end of the file" if turn is None else f"trajectory {turn['trajectory_id']}"
+        raise ValueError(f"{turns_path}: expected the turns of trajectory "
+                         f"{trajectory['trajectory_id']} (n_turns {trajectory['n_turns']}) "
+                         f"next, found {found}")
+    return turn
+
+
+def residual_findings(path: Path, text_fields: Sequence[str]) -> Counter[str]:
+    """What a second pass still finds in the text fields of a (scrubbed) table, per kind."""
+    found: Counter[str] = Counter()
+    for row in _rows(path, text_fields):
+        for name in text_fields:
+            found.update(f.kind for f in find_sensitive(row[name], row[GATES_KEY][name]))
+    return found
