@@ -6,8 +6,6 @@ each trajectory (quality/scrub.py). Everything published is built from the scrub
 a blocking check refuses them while a second pass still finds something.
 """
 
-from __future__ import annotations
-
 from collections.abc import Iterator
 
 import dagster as dg

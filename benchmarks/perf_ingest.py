@@ -21,8 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.corpus import generate_turns, generated_folder  # noqa: E402
 from sources.catalog import make_spec  # noqa: E402
-from sources.factory.scale import generate_corpus, writer_for  # noqa: E402
 from sources.schema import DOMAINS  # noqa: E402
 from sources.tables import write_tables  # noqa: E402
 
@@ -58,12 +58,11 @@ def main() -> None:
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="worldtrace-perf-ingest-"))
     try:
-        per_domain = max(1, round(args.turns / sum(writer_for(d).MEAN_TURNS for d in DOMAINS)))
-        generate_corpus(work / "corpus", DOMAINS, per_domain, args.seed)
+        generate_turns(work / "corpus", args.turns, args.seed)
         print(f"{'domain':<10}{'trajs':>8}{'turns':>10}{'seconds':>9}{'turns/s':>10}")
         total_turns, began_all = 0, time.perf_counter()
         for domain in DOMAINS:
-            folder = work / "corpus" / domain / f"{domain}-generated"
+            folder = generated_folder(work / "corpus", domain)
             began = time.perf_counter()
             stats = write_tables([make_spec(f"{domain}-generated", folder, domain)], work / "data")
             seconds = time.perf_counter() - began

@@ -151,8 +151,10 @@ CLASS_OF_KIND: dict[str, str] = {
     "email": EMAIL, "phone": PHONE, "ip_address": IP,
 }
 
-# More specific kinds win where spans overlap (`OPENAI_API_KEY=sk-...` is an openai_key).
-_GENERIC_KINDS = ("keyword_secret", "env_secret", "password_in_url")
+# Where spans overlap, the merged span takes the kind of lowest rank: a specific credential
+# (`OPENAI_API_KEY=sk-...` is an openai_key), then a generic one, then personal data
+# (`postgres://admin:pw@db.internal` is a password, not an e-mail address).
+_GENERIC_KINDS = frozenset({"keyword_secret", "env_secret", "password_in_url"})
 
 # Addresses that belong to no person: git's SSH user, example domains.
 _SAFE_EMAIL = re.compile(r"^(?:git@|[^@]*@(?:[a-z0-9-]+\.)*(?:example\.(?:com|org|net)|"
@@ -245,13 +247,19 @@ def _is_real(text: str, finding: Finding) -> bool:
     return True
 
 
+def _rank(kind: str) -> int:
+    if CLASS_OF_KIND[kind] != SECRET:
+        return 2
+    return 1 if kind in _GENERIC_KINDS else 0
+
+
 def _resolve_overlaps(found: list[Finding]) -> list[Finding]:
     """Merge overlapping spans into one; its kind is the most specific one among them."""
     merged: list[Finding] = []
     for finding in sorted(found):
         if merged and finding.start < merged[-1].end:
             last = merged[-1]
-            kind = last.kind if last.kind not in _GENERIC_KINDS else finding.kind
+            kind = min(last.kind, finding.kind, key=_rank)
             merged[-1] = Finding(last.start, max(last.end, finding.end), kind)
         else:
             merged.append(finding)

@@ -1,0 +1,98 @@
+"""Benchmark scrubbing: turns/second of quality.scrub over generated traces, per domain.
+
+    python benchmarks/perf_scrub.py [--turns 100000] [--plant-every 50]
+
+Generates about --turns turns with the scale generator (all seven domains), ingests them, puts
+a credential or personal datum into every --plant-every-th observation (so the replace path is
+measured too, not only the gates), then scrubs each domain partition and prints turns/s, MB/s
+of text, values replaced, and the second pass (the blocking check) separately.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.corpus import generate_turns, generated_folder  # noqa: E402
+from quality.checks import nothing_left_to_scrub  # noqa: E402
+from quality.scrub import scrub_partition  # noqa: E402
+from sources.catalog import make_spec  # noqa: E402
+from sources.schema import DOMAINS  # noqa: E402
+from sources.storage import partition_path  # noqa: E402
+from sources.tables import write_tables  # noqa: E402
+
+PLANTS = ("contact ops-team@corp-mail.com", "export GITHUB_TOKEN=ghp_" + "aB3" * 12,
+          "ssh deploy@198.51.100.23", "call +1 415-555-0134")
+
+
+def plant(turns_path: Path, every: int) -> None:
+    """Append a sensitive value to every `every`-th observation (in place)."""
+    table = pq.read_table(turns_path)
+    observations = table["observation"].to_pylist()
+    for i in range(0, len(observations), every):
+        observations[i] += "\n" + PLANTS[(i // every) % len(PLANTS)]
+    column = table.schema.get_field_index("observation")
+    table = table.set_column(column, table.schema.field(column),
+                             pa.array(observations, type=pa.large_string()))
+    pq.write_table(table, turns_path)
+
+
+def text_mb(turns_path: Path) -> float:
+    table = pq.read_table(turns_path, columns=["action", "observation"])
+    return sum(pc.sum(pc.utf8_length(table[c])).as_py() or 0 for c in table.column_names) / 1e6
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, default=100_000)
+    parser.add_argument("--plant-every", type=int, default=50)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="worldtrace-perf-scrub-"))
+    try:
+        generate_turns(work / "corpus", args.turns, args.seed)
+        data, out = work / "data", work / "scrubbed"
+        for domain in DOMAINS:
+            folder = generated_folder(work / "corpus", domain)
+            write_tables([make_spec(f"{domain}-generated", folder, domain)], data)
+            plant(partition_path(data, "raw_turns", domain), args.plant_every)
+        print(f"{'domain':<10}{'turns':>9}{'MB':>7}{'replaced':>10}{'seconds':>9}{'turns/s':>9}"
+              f"{'MB/s':>7}{'check s':>9}")
+        total_turns = total_mb = total_seconds = total_check = 0.0
+        for domain in DOMAINS:
+            paths = {name: partition_path(out, name, domain)
+                     for name in ("scrubbed_trajectories", "scrubbed_turns", "scrub_findings")}
+            stats = scrub_partition(partition_path(data, "raw_trajectories", domain),
+                                    partition_path(data, "raw_turns", domain), *paths.values())
+            began = time.perf_counter()
+            outcome = nothing_left_to_scrub(paths["scrubbed_trajectories"],
+                                            paths["scrubbed_turns"])
+            check_seconds = time.perf_counter() - began
+            assert outcome.passed, outcome.figures
+            megabytes = text_mb(partition_path(data, "raw_turns", domain))
+            total_turns += stats.turns
+            total_mb += megabytes
+            total_seconds += stats.seconds
+            total_check += check_seconds
+            print(f"{domain:<10}{stats.turns:>9,}{megabytes:>7.1f}{stats.replaced:>10,}"
+                  f"{stats.seconds:>9.1f}{stats.turns_per_second:>9,.0f}"
+                  f"{megabytes / stats.seconds:>7.1f}{check_seconds:>9.1f}")
+        print(f"{'all':<10}{int(total_turns):>9,}{total_mb:>7.1f}{'':>10}{total_seconds:>9.1f}"
+              f"{total_turns / total_seconds:>9,.0f}{total_mb / total_seconds:>7.1f}"
+              f"{total_check:>9.1f}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
