@@ -36,3 +36,12 @@ def realdev_dir() -> Path:
     if not (path / "README.md").exists():
         pytest.skip(f"real dev corpus not found at {path} (set WORLDTRACE_REALDEV)")
     return path
+
+
+@pytest.fixture(scope="session")
+def bench_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small generated corpus, ingested and labelled (tests/bench_corpus.py), shared by the
+    bench tests: 8 trajectories per domain."""
+    from bench_corpus import make_corpus
+
+    return make_corpus(tmp_path_factory.mktemp("bench_corpus"))

@@ -45,3 +45,29 @@ def test_sample_invariants() -> None:
         _sample("desktop")
     # Lists (from JSON) and tuples give equal samples.
     assert _sample(history=[["ls", "a.txt"]]) == _sample()
+
+
+def test_retrieval_answers_with_the_nearest_training_turn() -> None:
+    from bench.predictors.retrieval import RetrievalPredictor
+
+    train = {"terminal": [
+        ("cat notes.txt", "a.txt", "buy milk\ncall Dana"),
+        ("ls -la /var/log", "", "total 4\nsyslog"),
+        ("python -m pytest -q tests/", "", "3 passed in 0.1s"),
+    ]}
+    predictor = RetrievalPredictor.from_turns(train)
+    samples = [
+        BenchSample(domain="terminal", id="q1", history=[("ls", "a.txt")],
+                    current_action="cat notes.txt", reference="?", system_prompt="",
+                    turn_idx=2, total_turns=2, trajectory_id="b1", source="unit"),
+        BenchSample(domain="terminal", id="q2", history=[],
+                    current_action="python -m pytest -q tests/", reference="?",
+                    system_prompt="", turn_idx=1, total_turns=1, trajectory_id="b2",
+                    source="unit"),
+    ]
+    outputs = predictor.predict(samples)
+    assert [parse_prediction(o).observation for o in outputs] == [
+        "buy milk\ncall Dana", "3 passed in 0.1s"]
+    assert predictor.last_similarity[0] > 0.5
+    with pytest.raises(ValueError, match="android"):
+        predictor.predict([_sample("android", history=())])

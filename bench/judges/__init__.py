@@ -1,0 +1,7 @@
+"""Judges of a predicted observation against the real one.
+
+- evidence.py  measurements both judges share (line and token overlap, errors, JSON keys, shapes)
+- gui.py       element lists and accessibility trees: parse, touched element, changed elements
+- rules.py     rule verifiers per domain: `verify(sample_or_spec, observation) -> RuleResult`
+- rubric.py    the offline reference-grounded rubric: `judge(sample, text) -> AxisScores`
+"""

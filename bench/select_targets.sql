@@ -1,0 +1,25 @@
+-- Candidate target turns of one domain: judgeable turns (the listed categories) of the bench-pool
+-- trajectories, each with a seeded draw. `pick` orders a trajectory's own turns (1 = its first
+-- draw), `trajectory_draw` orders the trajectories; both are md5 of the seed and the ids, so the
+-- choice is the same on every machine and does not depend on file row order.
+-- Views: turns (raw_turns), labels (turn_labels), pool (trajectory_id of the bench pool).
+
+WITH eligible AS (
+    SELECT t.trajectory_id, t.turn_index, t.source, l.category
+    FROM turns AS t
+    JOIN labels AS l USING (trajectory_id, turn_index)
+    JOIN pool AS p USING (trajectory_id)
+    WHERE list_contains($categories, l.category)
+)
+SELECT
+    trajectory_id,
+    turn_index,
+    source,
+    category,
+    row_number() OVER (
+        PARTITION BY trajectory_id
+        ORDER BY md5($seed || ':' || trajectory_id || ':' || turn_index::VARCHAR)
+    ) AS pick,
+    md5($seed || ':' || trajectory_id) AS trajectory_draw
+FROM eligible
+ORDER BY source, pick, trajectory_draw, turn_index

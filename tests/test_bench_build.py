@@ -1,0 +1,81 @@
+"""Building the bench from a pool: judgeable targets, real prefixes, stratified, seeded."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pytest
+from bench_corpus import pools
+
+from bench.allocation import allocate
+from bench.build import JUDGEABLE, BuildConfig, build_domain
+from bench.prompts import system_prompt
+from sources.schema import DOMAINS
+from sources.storage import partition_path, sql_path
+
+
+def test_allocation_is_proportional_capped_and_redistributed() -> None:
+    assert allocate(10, {"a": 30, "b": 10}, {"a": 100, "b": 100}) == {"a": 8, "b": 2}
+    # b can give only 1: the rest goes to a.
+    assert allocate(10, {"a": 30, "b": 30}, {"a": 100, "b": 1}) == {"a": 9, "b": 1}
+    # Not enough anywhere: everything, and the caller reports the shortfall.
+    assert allocate(50, {"a": 3, "b": 2}, {"a": 7, "b": 4}) == {"a": 7, "b": 4}
+    assert allocate(3, {"a": 1, "b": 1, "c": 1}, {"a": 5, "b": 5, "c": 5}) == {
+        "a": 1, "b": 1, "c": 1}
+
+
+def _turns(data: Path, domain: str) -> dict[tuple[str, int], tuple[str, str]]:
+    path = sql_path(partition_path(data, "raw_turns", domain))
+    with duckdb.connect() as con:
+        rows = con.execute(f"SELECT trajectory_id, turn_index, action, observation "
+                           f"FROM read_parquet({path})").fetchall()
+    return {(r[0], r[1]): (r[2], r[3]) for r in rows}
+
+
+def _labels(data: Path, domain: str) -> dict[tuple[str, int], str]:
+    path = sql_path(partition_path(data, "turn_labels", domain))
+    with duckdb.connect() as con:
+        rows = con.execute(f"SELECT trajectory_id, turn_index, category "
+                           f"FROM read_parquet({path})").fetchall()
+    return {(r[0], r[1]): r[2] for r in rows}
+
+
+@pytest.mark.parametrize("domain", ["terminal", "android"])
+def test_samples_are_real_prefixes_of_bench_trajectories(bench_corpus: Path, domain: str) -> None:
+    bench_ids, _ = pools(bench_corpus, domain)
+    samples, stats = build_domain(bench_corpus, domain, BuildConfig(counts={domain: 12}),
+                                  trajectory_ids=bench_ids)
+    assert stats.built == len(samples) == 12 and stats.shortfall == 0
+    turns, labels = _turns(bench_corpus, domain), _labels(bench_corpus, domain)
+    for sample in samples:
+        assert sample.trajectory_id in bench_ids
+        target = sample.turn_idx - 1
+        assert (sample.current_action, sample.reference) == turns[sample.trajectory_id, target]
+        assert list(sample.history) == [turns[sample.trajectory_id, k] for k in range(target)]
+        assert labels[sample.trajectory_id, target] == sample.category in JUDGEABLE
+        assert sample.system_prompt == system_prompt(domain)
+        assert sample.total_turns >= sample.turn_idx
+    # One target per trajectory before any trajectory gets a second one (12 > 4 trajectories).
+    per_trajectory = [sum(s.trajectory_id == t for s in samples) for t in bench_ids]
+    assert min(per_trajectory) >= 1
+
+
+def test_seeded_and_shortfall_reported(bench_corpus: Path) -> None:
+    ids = pools(bench_corpus, "mcp")[0]
+    first, _ = build_domain(bench_corpus, "mcp", BuildConfig(counts={"mcp": 5}, seed=1), ids)
+    again, _ = build_domain(bench_corpus, "mcp", BuildConfig(counts={"mcp": 5}, seed=1), ids)
+    other, _ = build_domain(bench_corpus, "mcp", BuildConfig(counts={"mcp": 5}, seed=2), ids)
+    assert first == again and first != other
+    everything, stats = build_domain(bench_corpus, "mcp", BuildConfig(), ids)
+    assert stats.requested == 286 and stats.built == stats.eligible_turns == len(everything)
+    assert stats.shortfall == 286 - stats.built > 0
+
+
+def test_every_domain_builds(bench_corpus: Path) -> None:
+    for domain in DOMAINS:
+        samples, stats = build_domain(bench_corpus, domain, BuildConfig(counts={domain: 3}),
+                                      trajectory_ids=pools(bench_corpus, domain)[0])
+        assert len(samples) == 3, (domain, stats)
+        if domain in ("android", "web", "os"):
+            assert all(s.task for s in samples), domain
