@@ -14,8 +14,6 @@ from assets.resources import WorldtraceStorage
 from sources.factory.collect import collect_domain
 from sources.factory.scale import generate_corpus
 
-COLLECTED_DOMAINS = ("terminal", "swe", "mcp", "search", "web", "android", "os")
-
 
 class FactoryConfig(dg.Config):
     """How much default data to make, and from which seed."""

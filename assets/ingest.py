@@ -15,7 +15,7 @@ from assets.partitions import domain_partitions
 from assets.resources import WorldtraceStorage
 from assets.table_metadata import check_result, records_table, table_metadata
 from sources import table_checks
-from sources.ingest import IngestStats
+from sources.ingest import IngestStats, write_tables
 from sources.schema import (
     QUARANTINE_SCHEMA,
     TRAJECTORY_COLUMN_DOCS,
@@ -24,7 +24,6 @@ from sources.schema import (
     TURN_SCHEMA,
 )
 from sources.storage import partition_path
-from sources.tables import write_tables
 
 PROGRESS_EVERY = 1000  # trajectories between progress log lines
 

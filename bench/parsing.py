@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from sources.agentworldbench import OBSERVATION_MARKER, strip_observation
+from sources.readers.agentworldbench import OBSERVATION_MARKER, strip_observation
 
 OPEN_TAG = "<predicted_observation>"
 CLOSE_TAG = "</predicted_observation>"

@@ -3,7 +3,7 @@
     python benchmarks/perf_ingest.py [--turns 200000] [--big-jsonl-mb 500]
 
 1. Generates about --turns turns with the scale generator (all seven domains, native formats)
-   and ingests them with `sources.tables.write_tables`, printing turns/s per domain and peak RSS.
+   and ingests them with `sources.ingest.write_tables`, printing turns/s per domain and peak RSS.
 2. Writes one large chat JSONL file of --big-jsonl-mb MB (many trajectories in one file) and
    ingests it, printing the peak RSS growth: streaming readers keep it far below the file size.
 """
@@ -23,8 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.corpus import generate_turns, generated_folder  # noqa: E402
 from sources.catalog import make_spec  # noqa: E402
+from sources.ingest import write_tables  # noqa: E402
 from sources.schema import DOMAINS  # noqa: E402
-from sources.tables import write_tables  # noqa: E402
 
 
 def peak_rss_mb() -> float:

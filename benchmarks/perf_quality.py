@@ -49,8 +49,8 @@ def prepare_corpus(work: Path, turns: int, seed: int) -> Path:
     """Generate and ingest about `turns` turns (cached); returns the data directory."""
     from sources.catalog import make_spec
     from sources.factory.scale import generate_corpus, source_name, writer_for
+    from sources.ingest import write_tables
     from sources.schema import DOMAINS
-    from sources.tables import write_tables
 
     mean = sum(writer_for(d).MEAN_TURNS for d in DOMAINS) / len(DOMAINS)
     per_domain = math.ceil(turns / (mean * len(DOMAINS)))

@@ -27,9 +27,9 @@ from benchmarks.corpus import generate_turns, generated_folder  # noqa: E402
 from quality.checks import nothing_left_to_scrub  # noqa: E402
 from quality.scrub import scrub_partition  # noqa: E402
 from sources.catalog import make_spec  # noqa: E402
+from sources.ingest import write_tables  # noqa: E402
 from sources.schema import DOMAINS  # noqa: E402
 from sources.storage import partition_path  # noqa: E402
-from sources.tables import write_tables  # noqa: E402
 
 PLANTS = ("contact ops-team@corp-mail.com", "export GITHUB_TOKEN=ghp_" + "aB3" * 12,
           "ssh deploy@198.51.100.23", "call +1 415-555-0134")

@@ -54,12 +54,8 @@ from quality.minhash import (
 )
 from quality.observation_sets import common_words, occurrence_keys, shingle_counts, word_counts
 from quality.shingles import ShingleConfig, Shingled, shingle_words, word_hashes
+from sources.schema import TURN_SCHEMA
 from sources.storage import load_sql, query_arrow, sql_literal, write_parquet
-
-TURN_COLUMNS = (
-    "trajectory_id", "turn_index", "domain", "source", "source_format", "action", "action_kind",
-    "observation", "observation_format", "tool_name", "exit_code", "is_error",
-)
 
 FEATURE_COLUMN_DOCS: dict[str, str] = {
     "trajectory_id": "the turn's trajectory (key shared with raw_turns)",
@@ -173,7 +169,7 @@ def compute_turn_features(turns_path: Path, out_path: Path,
     con = _connect(config)
     writer: pq.ParquetWriter | None = None
     try:
-        for batch in trajectory_batches(turns_path, TURN_COLUMNS, config.batch_rows,
+        for batch in trajectory_batches(turns_path, TURN_SCHEMA.names, config.batch_rows,
                                         config.batch_bytes):
             part = _batch_features(con, batch, stats.trajectories, config, queries, common,
                                    stats)
@@ -354,9 +350,7 @@ def _batch_features(con: duckdb.DuckDBPyConnection, batch: pa.Table, traj_offset
 
 def _empty_schema(con: duckdb.DuckDBPyConnection, config: FeatureConfig,
                   queries: tuple[str, str]) -> pa.Schema:
-    from sources.schema import TURN_SCHEMA
-
-    empty = TURN_SCHEMA.empty_table().select(list(TURN_COLUMNS))
+    empty = TURN_SCHEMA.empty_table()
     return _batch_features(con, empty, 0, config, queries, np.zeros(0, np.uint64),
                            FeatureStats()).schema
 

@@ -14,11 +14,8 @@ The last line printed is the worst precision and recall over the graded categori
 
 from __future__ import annotations
 
-import argparse
-import contextlib
 import itertools
 import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -86,8 +83,8 @@ def grade(n: int, seed: int, work_dir: Path, domains: Sequence[str] | None = Non
     """Generate, ingest, run the quality stage and compare with the planted truth."""
     from sources.catalog import make_spec
     from sources.factory.scale import generate_corpus, source_name
+    from sources.ingest import write_tables
     from sources.schema import DOMAINS
-    from sources.tables import write_tables
 
     domains = list(domains or DOMAINS)
     corpus, data, out = work_dir / "corpus", work_dir / "data", work_dir / "quality"
@@ -177,34 +174,3 @@ def _trajectory_texts(data: Path, wanted: set[tuple[str, str]]) -> dict[tuple[st
                 parts += [a, o]
         texts[source, path] = "\n".join(parts)
     return texts
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """`worldtrace quality grade ...`; prints the report, the headline figures last."""
-    parser = argparse.ArgumentParser(prog="worldtrace quality")
-    commands = parser.add_subparsers(dest="command", required=True)
-    sub = commands.add_parser("grade", help="grade labels and dedup against planted truth, "
-                              "or labels against a hand-labelled set (--labels)")
-    sub.add_argument("--trajectories", type=int, default=200, help="per domain")
-    sub.add_argument("--seed", type=int, default=0)
-    sub.add_argument("--domains", default="all", help="comma-separated, or all")
-    sub.add_argument("--work-dir", help="keep the corpus and outputs here (default: temp)")
-    sub.add_argument("--workers", type=int, default=1, help="processes for the partitions")
-    sub.add_argument("--labels", help="JSONL of hand-labelled turns (quality/grade_labels.py)")
-    sub.add_argument("--root", default=str(DEFAULT_LABELS_ROOT),
-                     help="folder the labelled files are relative to (default: %(default)s)")
-    sub.add_argument("--policy", help="policy TOML (default: quality/policy.toml)")
-    args = parser.parse_args(argv)
-    with contextlib.ExitStack() as stack:
-        work = Path(args.work_dir) if args.work_dir else Path(stack.enter_context(
-            tempfile.TemporaryDirectory(prefix="worldtrace-grade-")))
-        if args.labels:
-            from quality.grade_labels import grade_labels
-
-            policy = Path(args.policy) if args.policy else None
-            lines = grade_labels(Path(args.labels), Path(args.root), work, policy).lines()
-        else:
-            domains = None if args.domains == "all" else args.domains.split(",")
-            lines = grade(args.trajectories, args.seed, work, domains, args.workers).lines()
-    print("\n".join(lines))
-    return 0

@@ -122,7 +122,7 @@ def label_labelled_files(turns: Sequence[LabelledTurn], root: Path, work_dir: Pa
     """Ingest the labelled files, run features and labels, and return one row per labelled
     turn: its label, source, predicted category (NULL when unmatched) and turn features."""
     from sources.catalog import SourceSpec
-    from sources.tables import write_tables
+    from sources.ingest import write_tables
 
     data, out = work_dir / "data", work_dir / "quality"
     specs = []

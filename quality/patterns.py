@@ -102,7 +102,7 @@ EMPTY_OUTPUT_WRAPPERS: tuple[str, ...] = (
     r"(?i)(current terminal state|new terminal output|current terminal screen):",
     # A line that is only a shell prompt (root@4c2a9f1e8b3d:/app#, user@host:~$).
     r"(?m)^[ \t]*[\w.-]+@[\w.-]+:[~/\w.-]*[#$][ \t]*$",
-    # A screenshot reference standing in for an image (sources/osworld.py writes these).
+    # A screenshot reference standing in for an image (sources/readers/osworld.py writes these).
     r"(?im)^screenshot: \S+\.(png|jpe?g|gif|webp|bmp)[ \t]*$",
     # The frame of an MCP text content block, {"type":"text","text":"...","annotations":null},
     # and the JSON escapes inside it: what is left is the tool's own text.

@@ -7,7 +7,7 @@
     path = "../shared/traces/swe"  # file, folder or glob; relative to this file
 
 A layout no reader knows is mapped with a `[source.mapping]` table under its entry (paths to
-task, steps, action, observation, ...; see `sources.mapped`); its format is then "mapped".
+task, steps, action, observation, ...; see `sources.readers.mapped`); its format is then "mapped".
 
 `{data}` in a path stands for the data directory, so the default catalog can point at the
 built-in generated data wherever WORLDTRACE_DATA is.
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sources.mapped import Mapping, MappingError
+from sources.readers.mapped import Mapping, MappingError
 from sources.schema import DOMAINS
 
 DEFAULT_CATALOG = Path(__file__).with_name("default_sources.toml")

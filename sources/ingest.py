@@ -1,29 +1,52 @@
-"""Ingest: walk a source, run its reader(s), and turn what they yield into canonical rows.
+"""Ingest: walk a source, run its reader(s), and write the three canonical tables.
 
-Each step is small: `iter_inputs` lists the files and run folders of a source in a fixed order,
-`choose_reader` picks the catalog's reader or detects one by content, `read_input` runs it over
-one input and converts any failure into quarantine, and `to_rows` stamps a trajectory with its
-source, domain and content-hash IDs. Counters are kept in `IngestStats` as the stream runs, so
-`records_read == turns_kept + quarantined` can be checked at the end of every run.
+    {data}/raw_trajectories/domain=<d>/part-0.parquet
+    {data}/raw_turns/domain=<d>/part-0.parquet
+    {data}/ingest_quarantine/domain=<d>/part-0.parquet
+
+Each step is small: `iter_inputs` lists the files and run folders of a source in a fixed order
+(a folder that a run-folder reader claims is one input, with that reader), `choose_reader` picks
+the catalog's reader or detects one by content (once per input), `read_input` runs it over one
+input and converts any failure into quarantine, `to_rows` stamps a trajectory with its source,
+domain and content-hash IDs, and `write_tables` streams the rows into per-domain sinks. Counters
+are kept in `IngestStats` as the stream runs, so `records_read == turns_kept + quarantined` can be
+checked at the end of every run. Used by `worldtrace ingest` and the Dagster ingest asset.
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
 from sources.catalog import GLOB_CHARACTERS, SourceSpec
 from sources.ids import trajectory_content_hash, trajectory_id
-from sources.mapped import MappedReader
-from sources.reader import FormatError, Reader
-from sources.registry import UnknownFormat, detect, directory_reader, get_reader
-from sources.schema import DOMAINS, OUTCOMES, Quarantine, Trajectory
+from sources.readers import UnknownFormat, detect, directory_reader, get_reader
+from sources.readers.base import FormatError, Reader
+from sources.readers.mapped import MappedReader
+from sources.schema import (
+    DOMAINS,
+    OUTCOMES,
+    QUARANTINE_SCHEMA,
+    TRAJECTORY_SCHEMA,
+    TURN_SCHEMA,
+    Quarantine,
+    Trajectory,
+)
+from sources.storage import ParquetSink, partition_path
 
 DOC_SUFFIXES = (".md", ".markdown", ".rst")
+TABLE_SCHEMAS: dict[str, pa.Schema] = {
+    "raw_trajectories": TRAJECTORY_SCHEMA,
+    "raw_turns": TURN_SCHEMA,
+    "ingest_quarantine": QUARANTINE_SCHEMA,
+}
 
 
 @dataclass
@@ -95,7 +118,15 @@ def relative_name(path: Path, root: Path) -> str:
         return path.as_posix()
 
 
-def iter_inputs(spec: SourceSpec, stats: IngestStats) -> Iterator[Path]:
+@dataclass(frozen=True)
+class Input:
+    """One file or run folder of a source, with the reader already known for a run folder."""
+
+    path: Path
+    reader: Reader | None = None
+
+
+def iter_inputs(spec: SourceSpec, stats: IngestStats) -> Iterator[Input]:
     """Files and run folders of a source, sorted; dotfiles are counted as skipped."""
     if any(char in str(spec.path) for char in GLOB_CHARACTERS):
         pattern = spec.path.relative_to(spec.root).as_posix()
@@ -112,7 +143,7 @@ def is_documentation(path: Path) -> bool:
     return path.suffix.lower() in DOC_SUFFIXES or upper.startswith(("LICENSE", "COPYING"))
 
 
-def _walk(path: Path, spec: SourceSpec, stats: IngestStats) -> Iterator[Path]:
+def _walk(path: Path, spec: SourceSpec, stats: IngestStats) -> Iterator[Input]:
     if path.name.startswith(".") and path != spec.path:
         stats.skipped_hidden += 1
         return
@@ -120,12 +151,15 @@ def _walk(path: Path, spec: SourceSpec, stats: IngestStats) -> Iterator[Path]:
         if is_documentation(path) and path != spec.path:
             stats.skipped_docs += 1
             return
-        yield path
+        yield Input(path)
         return
     named = spec_reader(spec)
-    takes_folder = named is None and directory_reader(path) is not None
-    if takes_folder or (named is not None and named.reads_directories):
-        yield path
+    if named is not None:
+        if named.reads_directories:
+            yield Input(path, named)
+            return
+    elif (run_folder_reader := directory_reader(path)) is not None:
+        yield Input(path, run_folder_reader)  # detected here, once: not again by choose_reader
         return
     for child in sorted(path.iterdir()):
         yield from _walk(child, spec, stats)
@@ -138,11 +172,15 @@ def spec_reader(spec: SourceSpec) -> Reader | None:
     return None if spec.format == "auto" else get_reader(spec.format)
 
 
-def choose_reader(path: Path, spec: SourceSpec) -> Reader | Quarantine:
-    """The catalog's reader, or the one detection picks; a Quarantine when none claims `path`."""
+def choose_reader(entry: Input, spec: SourceSpec) -> Reader | Quarantine:
+    """The catalog's reader, the one the walk found, or the one detection picks; a Quarantine
+    when none claims the input."""
     named = spec_reader(spec)
     if named is not None:
         return named
+    if entry.reader is not None:
+        return entry.reader
+    path = entry.path
     try:
         return detect(path)
     except UnknownFormat as error:
@@ -176,10 +214,11 @@ def ingest_source(
         missing = Quarantine(str(spec.path), "path", "source path does not exist")
         yield _quarantine_row(missing, spec, spec.domain or "unknown", "none")
         return
-    for path in iter_inputs(spec, stats):
+    for entry in iter_inputs(spec, stats):
+        path = entry.path
         counts.inputs += 1
         source_path = relative_name(path, spec.root)
-        reader = choose_reader(path, spec)
+        reader = choose_reader(entry, spec)
         if isinstance(reader, Quarantine):
             counts.formats["unknown"] += 1
             counts.quarantined += 1
@@ -261,3 +300,49 @@ def to_rows(
         for index, turn in enumerate(trajectory.turns)
     ]
     return IngestedTrajectory(trajectory_row, turn_rows)
+
+
+class DomainSinks:
+    """One ParquetSink per (table, domain); the first row of a domain opens all three tables,
+    so every domain partition has all three files (an empty quarantine is a file too)."""
+
+    def __init__(self, data_dir: Path, stack: ExitStack) -> None:
+        self.data_dir = data_dir
+        self.stack = stack
+        self.sinks: dict[tuple[str, str], ParquetSink] = {}
+
+    def get(self, table: str, domain: str) -> ParquetSink:
+        if (table, domain) not in self.sinks:
+            for name, schema in TABLE_SCHEMAS.items():
+                path = partition_path(self.data_dir, name, domain)
+                self.sinks[name, domain] = self.stack.enter_context(ParquetSink(path, schema))
+        return self.sinks[table, domain]
+
+
+def write_tables(
+    specs: Iterable[SourceSpec],
+    data_dir: Path,
+    domains: Iterable[str] = (),
+    on_trajectory: Callable[[IngestStats], None] | None = None,
+) -> IngestStats:
+    """Ingest every source into the canonical tables under `data_dir`.
+
+    `domains` lists partitions to write even when empty (a Dagster partition run names its own).
+    A failure leaves the previous files in place (each sink writes to a temp file first).
+    """
+    stats = IngestStats()
+    with ExitStack() as stack:
+        sinks = DomainSinks(data_dir, stack)
+        for domain in domains:
+            sinks.get("raw_turns", domain)
+        for spec in specs:
+            for record in ingest_source(spec, stats):
+                if isinstance(record, IngestedTrajectory):
+                    domain = record.trajectory["domain"]
+                    sinks.get("raw_trajectories", domain).write(record.trajectory)
+                    sinks.get("raw_turns", domain).write_many(record.turns)
+                    if on_trajectory is not None:
+                        on_trajectory(stats)
+                else:
+                    sinks.get("ingest_quarantine", record.row["domain"]).write(record.row)
+    return stats

@@ -1,88 +1,93 @@
-"""The format registry: every reader by name, and detection of a file's format by its content."""
+"""One registration mechanism for plug-ins: readers, collectors and generators.
+
+A `Registry` maps names to "module:attribute" targets (or a bare "module"), imported on first
+use, so each plug-in pulls in its own dependencies only when it runs. It also loads the entries
+that installed packages declare in a Python entry-point group, in the same "module:attribute"
+form; that is how a user adds a reader for their own format without touching this repository:
+
+    # pyproject.toml of the user's package
+    [project.entry-points."worldtrace.readers"]
+    my_format = "my_package.reader:MyFormatReader"
+"""
 
 from __future__ import annotations
 
 import importlib
-from pathlib import Path
+from collections.abc import Callable, Mapping
+from importlib.metadata import entry_points
+from typing import Any, Generic, TypeVar
 
-from sources.reader import Reader, read_head
-
-# Detection order: the most specific formats first, so a generic reader (chat JSONL, table rows)
-# only claims what no specific one recognises. "module:Class" keeps the list readable in one place.
-READER_CLASSES: tuple[str, ...] = (
-    "sources.tbench:TerminalBenchReader",
-    "sources.sweagent:SweAgentReader",
-    "sources.openhands:OpenHandsReader",
-    "sources.miniswe:MiniSweReader",
-    "sources.atif:AtifReader",
-    "sources.harbor_traces:HarborTracesReader",
-    "sources.toolathlon:ToolathlonReader",
-    "sources.mcp_jsonrpc:McpJsonRpcReader",
-    "sources.mcp_client_log:McpClientLogReader",
-    "sources.miroflow:MiroFlowReader",
-    "sources.search_r1:SearchR1Reader",
-    "sources.androidworld:AndroidWorldReader",
-    "sources.webarena:WebArenaRenderReader",
-    "sources.osworld:OsWorldReader",
-    "sources.agentworldbench:AgentWorldBenchReader",
-    "sources.chat_jsonl:ChatJsonlReader",
-    "sources.table_rows:TableRowsReader",
-)
+T = TypeVar("T")
 
 
-class UnknownFormat(ValueError):
-    """No reader recognised the input; lists every reader that was tried."""
+class UnknownName(ValueError):
+    """A name no entry of the registry has; lists the known ones."""
 
-    def __init__(self, path: Path | str, tried: list[str], detail: str = "") -> None:
-        self.path = str(path)
-        self.tried = tried
-        extra = f" ({detail})" if detail else ""
-        super().__init__(
-            f"{self.path}: unknown format{extra}; tried {len(tried)} readers: {', '.join(tried)}"
-        )
+    def __init__(self, kind: str, name: str, known: list[str]) -> None:
+        self.name = name
+        self.known = known
+        super().__init__(f"unknown {kind} {name!r}; expected one of {', '.join(known)}")
 
 
-def _load(spec: str) -> Reader:
-    module_name, class_name = spec.split(":")
-    return getattr(importlib.import_module(module_name), class_name)()
+class PluginError(RuntimeError):
+    """A registered target that cannot be loaded (a broken plug-in is a bug, never skipped)."""
 
 
-_READERS: dict[str, Reader] | None = None
+def load_target(target: str) -> Any:
+    """The object a "module:attribute" string names (the module itself for a bare "module")."""
+    module_name, _, attribute = target.partition(":")
+    value: Any = importlib.import_module(module_name)
+    for part in filter(None, attribute.split(".")):
+        value = getattr(value, part)
+    return value
 
 
-def all_readers() -> dict[str, Reader]:
-    """Every reader, keyed by name, in detection order."""
-    global _READERS
-    if _READERS is None:
-        readers = [_load(spec) for spec in READER_CLASSES]
-        _READERS = {reader.name: reader for reader in readers}
-    return _READERS
+class Registry(Generic[T]):
+    """Named plug-ins of one kind: built-in targets, then those of an entry-point group."""
 
+    def __init__(self, kind: str, targets: Mapping[str, str],
+                 entry_point_group: str | None = None,
+                 build: Callable[[Any], T] = lambda value: value) -> None:
+        self.kind = kind
+        self.entry_point_group = entry_point_group
+        self._targets = dict(targets)
+        self._build = build
+        self._loaded: dict[str, T] = {}
+        self._plugins_added = entry_point_group is None
 
-def get_reader(name: str) -> Reader:
-    """The reader called `name`, or UnknownFormat listing the known names."""
-    readers = all_readers()
-    if name not in readers:
-        raise UnknownFormat(name, list(readers), detail="no reader has this name")
-    return readers[name]
+    def targets(self) -> dict[str, str]:
+        """name -> target, built-ins first, in registration order."""
+        self._add_plugins()
+        return dict(self._targets)
 
+    def names(self) -> list[str]:
+        return list(self.targets())
 
-def detect(path: Path) -> Reader:
-    """The first reader (in detection order) whose sniff() claims `path` (file or run folder)."""
-    readers = all_readers()
-    head = read_head(path)
-    is_folder = path.is_dir()
-    for reader in readers.values():
-        if is_folder and not reader.reads_directories:
-            continue
-        if reader.sniff(path, head):
-            return reader
-    raise UnknownFormat(path, list(readers))
+    def get(self, name: str) -> T:
+        """The plug-in called `name`, imported and built on first use."""
+        targets = self.targets()
+        if name not in targets:
+            raise UnknownName(self.kind, name, list(targets))
+        if name not in self._loaded:
+            try:
+                self._loaded[name] = self._build(load_target(targets[name]))
+            except (ImportError, AttributeError, TypeError) as error:
+                raise PluginError(
+                    f"{self.kind} {name!r}: cannot load {targets[name]!r}: "
+                    f"{type(error).__name__}: {error}") from error
+        return self._loaded[name]
 
+    def all(self) -> dict[str, T]:
+        """Every plug-in, loaded, in registration order."""
+        return {name: self.get(name) for name in self.targets()}
 
-def directory_reader(path: Path) -> Reader | None:
-    """A reader that takes this whole folder as one unit (a run folder), if any."""
-    for reader in all_readers().values():
-        if reader.reads_directories and reader.sniff(path, ""):
-            return reader
-    return None
+    def _add_plugins(self) -> None:
+        if self._plugins_added:
+            return
+        self._plugins_added = True
+        for entry in sorted(entry_points(group=self.entry_point_group), key=lambda e: e.name):
+            if entry.name in self._targets:
+                raise PluginError(
+                    f"{self.kind} {entry.name!r} from entry point group "
+                    f"{self.entry_point_group!r} ({entry.value}) clashes with a built-in one")
+            self._targets[entry.name] = entry.value

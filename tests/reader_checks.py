@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from sources.reader import Reader, read_head
+from sources.readers.base import Reader, read_head
 from sources.schema import ACTION_KINDS, OBSERVATION_FORMATS, Quarantine, Trajectory
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from sources.cli import main
-from sources.registry import all_readers
+from sources.readers import all_readers
+from worldtrace.cli import main
 
 
 def test_formats_lists_every_reader(capsys: pytest.CaptureFixture[str]) -> None:

@@ -30,7 +30,7 @@ from sources.factory.search_engine import default_engine
 from sources.factory.terminal_tasks import make_task
 from sources.factory.text_browser import TextBrowser
 from sources.factory.web_app import Shop, ShopServer
-from sources.registry import detect, get_reader
+from sources.readers import detect, get_reader
 from sources.schema import Quarantine
 
 SEED = 11

@@ -11,12 +11,12 @@ import pyarrow.parquet as pq
 import pytest
 from reader_checks import claimed_fixtures, split_items
 
-from sources.agentworldbench import AgentWorldBenchReader, split_prompt, strip_observation
-from sources.chat_jsonl import ChatJsonlReader
-from sources.reader import FormatError, Reader, read_head
-from sources.search_r1 import SearchR1Reader
-from sources.table_rows import TableRowsReader
-from sources.toolathlon import ToolathlonReader
+from sources.readers.agentworldbench import AgentWorldBenchReader, split_prompt, strip_observation
+from sources.readers.base import FormatError, Reader, read_head
+from sources.readers.chat_jsonl import ChatJsonlReader
+from sources.readers.search_r1 import SearchR1Reader
+from sources.readers.table_rows import TableRowsReader
+from sources.readers.toolathlon import ToolathlonReader
 
 
 def _assert_rejects_all_fixtures(reader: Reader, traces_dir: Path) -> None:
@@ -279,7 +279,7 @@ def test_parquet_turn_rows_streamed_in_small_batches(tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "turns.parquet"
     pq.write_table(pa.Table.from_pylist(TURN_ROWS), path, row_group_size=2)
-    monkeypatch.setattr("sources.table_rows.BATCH_ROWS", 1)  # a trajectory spans batches
+    monkeypatch.setattr("sources.readers.table_rows.BATCH_ROWS", 1)  # a trajectory spans batches
     reader = TableRowsReader()
     assert reader.sniff(path, read_head(path))
     _check_turn_rows(list(reader.read(path)))

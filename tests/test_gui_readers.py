@@ -10,12 +10,12 @@ import pytest
 from reader_checks import claimed_fixtures
 from reader_checks import read_checked as read_all
 
-from sources.androidworld import AndroidWorldReader
-from sources.osworld import OsWorldReader
-from sources.reader import FormatError, Reader, read_head
+from sources.readers.androidworld import AndroidWorldReader
+from sources.readers.base import FormatError, Reader, read_head
+from sources.readers.osworld import OsWorldReader
+from sources.readers.ui_render import render_ui_element, render_ui_elements
+from sources.readers.webarena import WebArenaRenderReader
 from sources.schema import Trajectory
-from sources.ui_render import render_ui_element, render_ui_elements
-from sources.webarena import WebArenaRenderReader
 
 ANDROID_EPISODE = "android/androidworld/ContactsAddContact_base_gpt-4o-mini_48e64bf7.json"
 ANDROID_DEMO = "android/androidworld/demo.json"

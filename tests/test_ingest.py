@@ -11,9 +11,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from sources.catalog import CatalogError, load_catalog, make_spec
-from sources.registry import UnknownFormat, all_readers, detect
+from sources.ingest import write_tables
+from sources.readers import UnknownFormat, all_readers, detect
 from sources.table_checks import contiguous_turn_indices, unique_turn_keys
-from sources.tables import write_tables
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE_CATALOG = REPO_ROOT / "sources.example.toml"

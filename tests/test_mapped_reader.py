@@ -10,9 +10,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from sources.catalog import CatalogError, load_catalog
-from sources.mapped import MappedReader, Mapping, MappingError, parse_path
-from sources.registry import UnknownFormat, detect
-from sources.tables import write_tables
+from sources.ingest import write_tables
+from sources.readers import UnknownFormat, detect
+from sources.readers.mapped import MappedReader, Mapping, MappingError, parse_path
 
 SAMPLE = Path(__file__).parent / "data" / "mapped" / "annotation_trace_excerpt.json"
 MAPPING = """

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from reader_checks import claimed_fixtures, split_items
 
-from sources.chat_messages import ChatFormatError, convert_messages, tool_error_flag
-from sources.content_blocks import unwrap_content
-from sources.mcp_jsonrpc import McpJsonRpcReader
-from sources.reader import FormatError, Reader
+from sources.readers.base import FormatError, Reader
+from sources.readers.chat_messages import ChatFormatError, convert_messages, tool_error_flag
+from sources.readers.content_blocks import unwrap_content
+from sources.readers.mcp_jsonrpc import McpJsonRpcReader
+from sources.readers.toolathlon import ToolathlonReader
 from sources.schema import Quarantine
-from sources.toolathlon import ToolathlonReader
 
 TOOLATHLON_TURNS = {
     "claude-4.5-sonnet_apply-phd-email.json": 22,

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from quality.grade import GRADED, GradeReport, grade, main
+from quality.grade import GRADED, GradeReport, grade
+from worldtrace.cli import main
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +35,7 @@ def test_report_ends_with_the_worst_figures(report):
 
 
 def test_cli_prints_the_report(tmp_path, capsys):
-    assert main(["grade", "--trajectories", "12", "--seed", "3", "--domains", "terminal,web",
-                 "--work-dir", str(tmp_path)]) == 0
+    assert main(["quality", "grade", "--trajectories", "12", "--seed", "3",
+                 "--domains", "terminal,web", "--work-dir", str(tmp_path)]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[1].startswith("confusion") and lines[-1].startswith("worst category precision")

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from quality.grade import main
 from quality.grade_labels import LabelsFileError, grade_labels, load_labels
+from worldtrace.cli import main
 
 # Three real turns of ../shared/traces and what a person reading them calls them.
 SMALL_SET = [
@@ -60,7 +60,8 @@ def test_an_unknown_position_is_reported_unmatched(tmp_path, traces_dir):
 
 def test_cli_grades_a_labels_file(tmp_path, traces_dir, capsys):
     labels = write_labels(tmp_path / "labels.jsonl", SMALL_SET)
-    assert main(["grade", "--labels", str(labels), "--root", str(traces_dir.parent)]) == 0
+    assert main(["quality", "grade", "--labels", str(labels),
+                 "--root", str(traces_dir.parent)]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[0].startswith("labelled turns graded: 3 (unmatched: 0)")
     assert any(line.startswith("low-information") for line in lines)

@@ -101,8 +101,8 @@ def test_policy_hash_in_every_row_and_in_the_file(labelled):
 
 def test_real_fixture_categories(traces_dir, tmp_path):
     from sources.catalog import make_spec
+    from sources.ingest import write_tables
     from sources.schema import DOMAINS
-    from sources.tables import write_tables
 
     specs = [make_spec(f"{d.name}-{f.name}", f, d.name)
              for d in sorted(traces_dir.iterdir()) if d.is_dir() and d.name in DOMAINS

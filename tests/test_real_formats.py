@@ -11,14 +11,13 @@ from pathlib import Path
 import pyarrow.parquet as pq
 from reader_checks import read_checked
 
-from sources.atif import AtifReader
 from sources.catalog import make_spec
-from sources.ingest import IngestStats, ingest_source
-from sources.mcp_client_log import McpClientLogReader
-from sources.openhands import OpenHandsReader
-from sources.registry import detect
-from sources.tables import write_tables
-from sources.tbench import TerminalBenchReader
+from sources.ingest import IngestStats, ingest_source, write_tables
+from sources.readers import detect
+from sources.readers.atif import AtifReader
+from sources.readers.mcp_client_log import McpClientLogReader
+from sources.readers.openhands import OpenHandsReader
+from sources.readers.tbench import TerminalBenchReader
 
 ATIF_DIR = "terminal/atif"
 LINEAR = "terminus_2__hello-world-context-summarization-linear-history.trajectory"

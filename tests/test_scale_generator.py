@@ -21,20 +21,20 @@ from sources.factory import scale
 from sources.factory.scale import generate_corpus, regenerate
 from sources.factory.scale_core import CATEGORIES
 from sources.factory.scale_text import jaccard, shingles
-from sources.reader import read_head
+from sources.readers.base import read_head
 from sources.schema import DOMAINS, Trajectory
 
 SEED = 123
 N = 20
 # Domain -> the reader module and class that must read its generated files (brief's registry).
 READERS = {
-    "terminal": ("sources.atif", "AtifReader"),
-    "swe": ("sources.sweagent", "SweAgentReader"),
-    "mcp": ("sources.mcp_jsonrpc", "McpJsonRpcReader"),
-    "search": ("sources.miroflow", "MiroFlowReader"),
-    "android": ("sources.androidworld", "AndroidWorldReader"),
-    "web": ("sources.webarena", "WebArenaRenderReader"),
-    "os": ("sources.osworld", "OsWorldReader"),
+    "terminal": ("sources.readers.atif", "AtifReader"),
+    "swe": ("sources.readers.sweagent", "SweAgentReader"),
+    "mcp": ("sources.readers.mcp_jsonrpc", "McpJsonRpcReader"),
+    "search": ("sources.readers.miroflow", "MiroFlowReader"),
+    "android": ("sources.readers.androidworld", "AndroidWorldReader"),
+    "web": ("sources.readers.webarena", "WebArenaRenderReader"),
+    "os": ("sources.readers.osworld", "OsWorldReader"),
 }
 BENCHMARK_MEAN_TURNS = {"mcp": 23, "search": 16, "terminal": 27, "swe": 28, "android": 38,
                         "web": 14, "os": 13}
@@ -149,7 +149,7 @@ def test_readers_yield_exactly_the_truth(corpus, read_back) -> None:  # noqa: AN
 
 def test_files_are_detected_as_their_format(corpus) -> None:  # noqa: ANN001
     try:
-        registry = importlib.import_module("sources.registry")
+        registry = importlib.import_module("sources.readers")
         registry.all_readers()
     except ImportError as error:
         pytest.skip(f"registry not complete yet: {error}")

@@ -18,9 +18,9 @@ from quality.checks import nothing_left_to_scrub
 from quality.scrub import Placeholders, scrub_partition, scrub_text
 from quality.secrets import find_sensitive
 from sources.catalog import load_catalog
+from sources.ingest import write_tables
 from sources.schema import DOMAINS
 from sources.storage import partition_path
-from sources.tables import write_tables
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CREDENTIAL_FREE_KINDS = {"email", "phone"}  # all the real fixtures hold (checked by hand)

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from reader_checks import claimed_fixtures, split_items
 
-from sources.chat_jsonl import ChatJsonlReader
-from sources.miroflow import MiroFlowReader
-from sources.reader import FormatError, Reader, read_head
-from sources.search_r1 import SearchR1Reader
+from sources.readers.base import FormatError, Reader, read_head
+from sources.readers.chat_jsonl import ChatJsonlReader
+from sources.readers.miroflow import MiroFlowReader
+from sources.readers.search_r1 import SearchR1Reader
 
 MIROFLOW = "search/miroflow/task_result.json"
 

@@ -9,11 +9,11 @@ import pytest
 from reader_checks import claimed_fixtures
 from reader_checks import read_checked as read_all
 
-from sources.miniswe import MiniSweReader
-from sources.openhands import OpenHandsReader
-from sources.reader import FormatError, Reader, read_head
+from sources.readers.base import FormatError, Reader, read_head
+from sources.readers.miniswe import MiniSweReader
+from sources.readers.openhands import OpenHandsReader
+from sources.readers.sweagent import SweAgentReader
 from sources.schema import Trajectory
-from sources.sweagent import SweAgentReader
 
 SWEAGENT = "swe/sweagent/sweagent_6e44b9__sweagenttestrepo-1c2844.traj"
 SWEAGENT_FC = "swe/sweagent/function_calling_simple.traj"

@@ -9,10 +9,10 @@ import pytest
 from reader_checks import claimed_fixtures
 from reader_checks import read_checked as read_all
 
-from sources.atif import AtifReader
-from sources.harbor_traces import HarborTracesReader, parse_terminus
-from sources.reader import FormatError, Reader
-from sources.tbench import TerminalBenchReader, render_keys, render_output
+from sources.readers.atif import AtifReader
+from sources.readers.base import FormatError, Reader
+from sources.readers.harbor_traces import HarborTracesReader, parse_terminus
+from sources.readers.tbench import TerminalBenchReader, render_keys, render_output
 
 ATIF = "terminal/atif/hello-world-invalid-json.trajectory.json"
 HARBOR = "terminal/harbor/hello-world-invalid-json.traces.json"

@@ -23,35 +23,23 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from sources.registry import Registry
 from sources.storage import atomic_path
 
 Collector = Callable[[Path, int, int, Path], list[int]]
 
 
-def _collector(domain: str) -> Collector:
-    # Imported lazily: each collector pulls in its own dependencies (duckdb, mcp, ...).
-    if domain == "terminal":
-        from sources.factory.collect_terminal import collect
-    elif domain == "swe":
-        from sources.factory.collect_swe import collect
-    elif domain == "mcp":
-        from sources.factory.collect_mcp import collect
-    elif domain == "search":
-        from sources.factory.collect_search import collect
-    elif domain == "web":
-        from sources.factory.collect_web import collect
-    elif domain == "android":
-        from sources.factory.collect_gui_model import collect_android as collect
-    elif domain == "os":
-        from sources.factory.collect_gui_model import collect_os as collect
-    else:
-        raise ValueError(
-            f"unknown domain {domain!r}; expected one of {', '.join(COLLECTED_DOMAINS)}"
-        )
-    return collect
-
-
-COLLECTED_DOMAINS: tuple[str, ...] = ("terminal", "swe", "mcp", "search", "web", "android", "os")
+# Imported on first use: each collector pulls in its own dependencies (duckdb, mcp, ...).
+COLLECTORS: Registry[Collector] = Registry("collector", {
+    "terminal": "sources.factory.collect_terminal:collect",
+    "swe": "sources.factory.collect_swe:collect",
+    "mcp": "sources.factory.collect_mcp:collect",
+    "search": "sources.factory.collect_search:collect",
+    "web": "sources.factory.collect_web:collect",
+    "android": "sources.factory.collect_gui_model:collect_android",
+    "os": "sources.factory.collect_gui_model:collect_os",
+})
+COLLECTED_DOMAINS: tuple[str, ...] = tuple(COLLECTORS.names())
 REAL_DOMAINS: frozenset[str] = frozenset({"terminal", "swe", "mcp", "search", "web"})
 FORMATS = {
     "terminal": "atif",
@@ -84,7 +72,7 @@ def source_name(domain: str) -> str:
 
 def collect_domain(domain: str, out_dir: Path, n_trajectories: int, seed: int) -> CollectStats:
     """Collect `n_trajectories` for `domain` into out_dir/<domain>/<domain>-collected/."""
-    collect = _collector(domain)
+    collect = COLLECTORS.get(domain)
     start = time.perf_counter()
     final = Path(out_dir) / domain / source_name(domain)
     work = final.parent / f".{final.name}.work-{os.getpid()}"  # sandboxes: never the user's files

@@ -22,7 +22,6 @@ single-threaded process, spawn otherwise); small ones run inline.
 from __future__ import annotations
 
 import hashlib
-import importlib
 import multiprocessing
 import os
 import random
@@ -47,6 +46,7 @@ from sources.factory.scale_core import (
 )
 from sources.factory.scale_text import jaccard
 from sources.factory.scale_truth import write_truth
+from sources.registry import Registry
 from sources.schema import DOMAINS
 
 EXACT_RATE = 0.03
@@ -55,7 +55,16 @@ CHUNK = 48  # trajectories per worker job: small enough for smooth progress, big
 INLINE_TURN_LIMIT = 40000  # below this many (expected) turns, skip the process pool
 TRUTH_DIR = "_truth"
 
-_MODULES = {domain: f"sources.factory.scale_{domain}" for domain in DOMAINS}
+# One writer module per domain (a DomainWriter: SUFFIX, MEAN_TURNS, task(), turn(), render()).
+GENERATORS: Registry[DomainWriter] = Registry("generator", {
+    "mcp": "sources.factory.scale_mcp",
+    "search": "sources.factory.scale_search",
+    "terminal": "sources.factory.scale_terminal",
+    "swe": "sources.factory.scale_swe",
+    "android": "sources.factory.scale_android",
+    "web": "sources.factory.scale_web",
+    "os": "sources.factory.scale_os",
+})
 
 
 @dataclass
@@ -105,9 +114,7 @@ class GenerationStats:
 
 def writer_for(domain: str) -> DomainWriter:
     """The domain's writer module (imported on first use)."""
-    if domain not in _MODULES:
-        raise ValueError(f"unknown domain {domain!r}; expected one of {', '.join(DOMAINS)}")
-    return importlib.import_module(_MODULES[domain])  # type: ignore[return-value]
+    return GENERATORS.get(domain)
 
 
 def source_name(domain: str) -> str:

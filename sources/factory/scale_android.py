@@ -4,8 +4,8 @@ Modeled, not executed: screens of a few apps (contacts, settings, files, notes, 
 messages) built as AndroidWorld `ui_elements` lists with every key the real records carry.
 `step_records[k].state` is the screen before action k, `final_state` the screen after the last
 one, and the episode ends with a `status` action, like the AndroidWorld results fixture. The
-reader (sources/androidworld.py) pairs action k with the screen of step k + 1 and renders it
-with `sources.ui_render`, which is also what the truth texts here are rendered with.
+reader (sources/readers/androidworld.py) pairs action k with the screen of step k + 1 and renders it
+with `sources.readers.ui_render`, which is also what the truth texts here are rendered with.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 
 from sources.factory import scale_text as tx
 from sources.factory.scale_core import GenTask, GenTurn
-from sources.ui_render import render_ui_elements
+from sources.readers.ui_render import render_ui_elements
 
 DOMAIN = "android"
 SUFFIX = ".json"
@@ -55,7 +55,7 @@ def el(cls: str, pkg: str, y: int, h: int, text: str | None = None, desc: str | 
        ) -> Element:
     """One AndroidWorld UI element with the full key set of the real records, and its line.
 
-    The line is what `sources.ui_render.render_ui_element` prints for it (minus the index),
+    The line is what `sources.readers.ui_render.render_ui_element` prints for it (minus the index),
     built here directly because rendering every screen through the generic renderer is the
     generator's main cost; `_check_fast_render` verifies the two agree at import.
     """

@@ -3,7 +3,7 @@
 Each session opens like a real client: `initialize`, the `notifications/initialized`
 notification, `tools/list`, then `tools/call`s, some with bad arguments (`isError: true`) or an
 unknown tool (a JSON-RPC error); the file ends with the transcript tool's `exit code: 0` line.
-The reader (sources/mcp_jsonrpc.py) makes every request/response pair a turn (so initialize and
+The reader (readers/mcp_jsonrpc.py) makes every request/response pair a turn (so initialize and
 tools/list are turns 0 and 1, planted as boilerplate: the same server answers them verbatim in
 every session) with the request JSON as the action and the response JSON as the observation.
 MCP transcripts carry no task, so the task is "". An "empty" turn here is a call whose result

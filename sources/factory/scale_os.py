@@ -5,7 +5,7 @@ OSWorld's linearized accessibility tree (the tab-separated "tag name text class 
 position size" table its agents build from `obs["accessibility_tree"]`). Each line is one
 lib_run_single record (step_num, action_timestamp, pyautogui action, response, reward, done,
 info, screenshot_file) plus `accessibility_tree`, the screen after the action; the first record
-also carries the task as `instruction`. The reader (sources/osworld.py) takes the tree as the
+also carries the task as `instruction`. The reader (readers/osworld.py) takes the tree as the
 observation and `instruction` as the task; a record without tree or screenshot has an empty one.
 """
 

@@ -3,7 +3,7 @@
 `message_history` holds the system prompt, the user's question (with MiroFlow's instructions),
 then per turn an assistant message ending in a `<use_mcp_tool>` block and a user message whose
 text is the tool result (search-engine JSON or scraped page text); a final assistant report has
-no tool call. The reader (sources/miroflow.py) yields the block as the action, the next user
+no tool call. The reader (sources/readers/miroflow.py) yields the block as the action, the next user
 message as the observation and the first user message as the task.
 """
 

@@ -4,7 +4,7 @@
 thought/response, execution_time, state) and `history[]` the chat log (system prompt, the issue
 wrapped in SWE-agent's "ISSUE: ... INSTRUCTIONS:" template, then assistant/tool pairs), like
 the SWE-agent test fixtures. The run ends with `submit`, whose observation is the diff. The
-reader (sources/sweagent.py) yields every trajectory step as a turn and cuts the task out of
+reader (sources/readers/sweagent.py) yields every trajectory step as a turn and cuts the task out of
 the template.
 """
 

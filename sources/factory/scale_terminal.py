@@ -2,7 +2,7 @@
 
 One agent step per turn, one `bash_command` tool call (keystrokes) and one observation result
 holding the screen ("New Terminal Output:" + prompt, echoed command, output), like the Harbor
-golden file. The reader (sources/atif.py) yields keystrokes as the action and the result
+golden file. The reader (sources/readers/atif.py) yields keystrokes as the action and the result
 content as the observation; the task is the text between "Task Description:" and
 "Current terminal state:" of the first user step.
 """

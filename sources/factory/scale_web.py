@@ -5,7 +5,7 @@ form. The page mirrors render_16.html: the task config in a `<pre>`, then one `<
 block per step with the URL, the tree (`<div class='state_obv'><pre>`), the previous action,
 the model's prediction, the action object and the parsed action; the last block's action is
 `stop [answer]`. The screenshots of the real helper are left out (there are none). The reader
-(sources/webarena.py) pairs parsed action k with the tree of block k + 1; the task is the
+(sources/readers/webarena.py) pairs parsed action k with the tree of block k + 1; the task is the
 config's `intent`.
 """
 

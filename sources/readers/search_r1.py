@@ -33,8 +33,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-from sources.jsonio import as_text, read_jsonl_items
-from sources.reader import FormatError, Reader
+from sources.readers.base import FormatError, Reader, as_text, read_jsonl_items
 from sources.schema import OUTCOMES, Quarantine, Trajectory, Turn
 
 _TAG = re.compile(r"<(search|information|answer)>(.*?)</\1>", re.DOTALL)

@@ -13,7 +13,7 @@ arrive in any order); an answer without a tool_call_id (legacy `function_call` /
 exports that drop ids) takes the oldest open call with its `name`, or the oldest open call.
 The action is `name(arguments)` with the arguments exactly as the model wrote them; the
 assistant's prose around the calls is its thought, not an action. The observation is the tool
-answer with its MCP content envelope taken off (sources/content_blocks.py: the text of the text
+answer with its MCP content envelope taken off (readers/content_blocks.py: the text of the text
 blocks); non-text blocks and annotations go to metadata `tool_result_extras` (turn_index, extras).
 
 Messages that are not steps are kept out of the turns on purpose and noted in metadata: the first
@@ -39,8 +39,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from sources.content_blocks import unwrap_content
-from sources.jsonio import as_text
+from sources.readers.base import as_text, render_call
+from sources.readers.content_blocks import unwrap_content
 from sources.schema import OUTCOMES, Quarantine, Trajectory, Turn
 
 ERROR_PREFIXES = ("Error executing tool",)  # MCP Python SDK: f"Error executing tool {name}: {e}"
@@ -69,17 +69,6 @@ class ChatFormatError(ValueError):
 def sub_position(position: str, suffix: str) -> str:
     """'$' + '.messages[3]' -> '$.messages[3]'; 'line 4' + ... -> 'line 4 $.messages[3]'."""
     return position + suffix if position.startswith("$") else f"{position} ${suffix}"
-
-
-def render_call(name: str, arguments: Any) -> str:
-    """`name(arguments)`: the argument string as the model wrote it, or JSON for a parsed object."""
-    if arguments is None:
-        args = ""
-    elif isinstance(arguments, str):
-        args = arguments
-    else:
-        args = json.dumps(arguments, ensure_ascii=False)
-    return f"{name}({args})"
 
 
 def parse_json_container(text: str) -> dict | list | None:

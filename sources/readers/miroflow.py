@@ -47,8 +47,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-from sources.jsonio import as_text, load_json
-from sources.reader import Reader
+from sources.readers.base import Reader, as_text, load_json
 from sources.schema import Quarantine, Trajectory, Turn
 
 _BLOCK = re.compile(

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from sources.reader import Reader
+from sources.readers.base import Reader
 from sources.schema import Quarantine, Trajectory, Turn
 
 _LINE = re.compile(r"^(-->|<--) ?(.*)$", re.DOTALL)

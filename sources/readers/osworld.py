@@ -29,8 +29,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from sources.jsonio import iter_jsonl
-from sources.reader import FormatError, Reader
+from sources.readers.base import FormatError, Reader, iter_jsonl
 from sources.schema import Quarantine, Trajectory, Turn
 
 A11Y_KEYS = ("a11y_tree", "accessibility_tree", "linearized_accessibility_tree")

@@ -30,9 +30,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-from sources.atif import calls_turn, is_parse_error, split_terminus_prompt
-from sources.jsonio import as_text, iter_json_array
-from sources.reader import FormatError, Reader
+from sources.readers.atif import calls_turn, is_parse_error, split_terminus_prompt
+from sources.readers.base import FormatError, Reader, as_text, iter_json_array
 from sources.schema import Quarantine, Trajectory, Turn
 
 _THINK_RE = re.compile(r"<think>.*?</think>", re.DOTALL)

@@ -8,7 +8,7 @@
                   {"role": "tool", "tool_call_id": "c1", "content": "{\\"temp_c\\": 18}"}],
      "task": "...", "domain": "mcp", "outcome": "success"}
 
-Turns come from `sources.chat_messages` (one per tool call). Optional fields: `task` (else the
+Turns come from `chat_messages.py` (one per tool call). Optional fields: `task` (else the
 first user message), `outcome` (one of success/failure/unknown, or a boolean
 `success`/`pass`/`resolved`), `domain` (kept in metadata["domain"] for the ingest layer), and any
 other field, kept in metadata. A line that is not JSON, not UTF-8 or not a conversation becomes a
@@ -22,9 +22,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-from sources.chat_messages import chat_record_items
-from sources.jsonio import read_jsonl_items
-from sources.reader import Reader
+from sources.readers.base import Reader, read_jsonl_items
+from sources.readers.chat_messages import chat_record_items
 from sources.schema import Quarantine, Trajectory
 
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
@@ -56,6 +55,7 @@ class ChatJsonlReader(Reader):
     """JSONL of `{"messages": [...]}` records with OpenAI tool calls."""
 
     name: ClassVar[str] = "chat_jsonl"
+    generic: ClassVar[bool] = True  # claims only what no specific reader recognises
     domain: ClassVar[str] = "mcp"
     description: ClassVar[str] = (
         "action = `name(arguments)` of each assistant tool call; observation = the `role: tool` "

@@ -34,9 +34,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-from sources.chat_messages import parse_json_container
-from sources.jsonio import read_jsonl_items
-from sources.reader import FormatError, Reader
+from sources.readers.base import FormatError, Reader, read_jsonl_items
+from sources.readers.chat_messages import parse_json_container
 from sources.schema import Quarantine, Trajectory, Turn
 
 OBSERVATION_MARKER = "**Environment Observation:**"

@@ -24,8 +24,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-from sources.jsonio import as_text, expect, load_json
-from sources.reader import FormatError, Reader, is_single_json_object
+from sources.readers.base import (
+    FormatError,
+    JsonDocumentReader,
+    as_text,
+    expect,
+    is_single_json_object,
+)
 from sources.schema import Quarantine, Trajectory, Turn
 
 _ACTION_RE = re.compile(r"```(?:mswea_bash_command|bash)\s*\n(.*?)\n```", re.DOTALL)
@@ -51,10 +56,12 @@ def extract_task(message: str) -> tuple[str, bool]:
     return message, False
 
 
-class MiniSweReader(Reader):
+class MiniSweReader(JsonDocumentReader):
     """mini-swe-agent `.traj.json` (wrapper object or bare message list)."""
 
     name: ClassVar[str] = "miniswe_messages"
+    document_types: ClassVar[tuple[type, ...]] = (list, dict)  # bare messages, or with info
+    document_error: ClassVar[str] = "expected a list or object"
     domain: ClassVar[str] = "swe"
     description: ClassVar[str] = (
         "mini-swe-agent messages: action = the fenced bash block of an assistant message, "
@@ -72,28 +79,20 @@ class MiniSweReader(Reader):
             return "```mswea_bash_command" in text or "<returncode>" in text
         return False
 
-    def read(self, path: Path) -> Iterator[Trajectory | Quarantine]:
-        document = load_json(path)
-        try:
-            yield self._trajectory(path, document)
-        except FormatError as error:
-            yield Quarantine(source_path=str(path), position=error.position, reason=error.reason)
+    def convert(self, path: Path, document: Any) -> Iterator[Trajectory | Quarantine]:
+        yield self._trajectory(path, document)
 
     def _trajectory(self, path: Path, document: Any) -> Trajectory:
         metadata: dict[str, Any] = {}
         if isinstance(document, list):
             messages, prefix = document, "$"
-        elif isinstance(document, dict):
+        else:
             prefix = "$.messages"
             messages = expect(document.get("messages"), list, path, prefix, "messages")
             info = expect(document.get("info") or {}, dict, path, "$.info", "info")
             metadata.update(_info_metadata(info))
             if isinstance(document.get("trajectory_format"), str):
                 metadata["trajectory_format"] = document["trajectory_format"]
-        else:
-            raise FormatError(
-                path, "$", f"expected a list or object, got {type(document).__name__}"
-            )
 
         for index, message in enumerate(messages):
             where = f"{prefix}[{index}]"

@@ -32,8 +32,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-from sources.jsonio import as_text, expect, load_json
-from sources.reader import FormatError, Reader, is_single_json_object
+from sources.readers.base import (
+    FormatError,
+    JsonDocumentReader,
+    as_text,
+    expect,
+    is_single_json_object,
+    render_call,
+)
 from sources.schema import Quarantine, Trajectory, Turn
 
 # Terminus prompts: "<instructions>Task Description:\n<task>\n\n\nCurrent terminal state:\n<screen>"
@@ -62,13 +68,14 @@ def split_terminus_prompt(message: str) -> tuple[str, str | None]:
     return match.group(1), match.group(2).rstrip("\n")
 
 
-def render_call(name: str, arguments: Any) -> str:
-    """The text a shell call sent to the terminal, `name({json args})` for any other call."""
+def render_terminal_call(name: str, arguments: Any) -> str:
+    """The text a shell call sent to the terminal, `name(arguments)` (render_call) for any other
+    call."""
     key = _SHELL_TOOLS.get(name)
     text = arguments.get(key) if key and isinstance(arguments, dict) else None
     if isinstance(text, str):
         return text
-    return f"{name}({json.dumps(arguments, ensure_ascii=False)})"
+    return render_call(name, arguments)
 
 
 def message_calls(message: str) -> list[tuple[str, Any]]:
@@ -100,7 +107,7 @@ def render_calls(calls: list[tuple[str, Any]]) -> str:
     """Several calls sent at once, in order; a newline separates parts that lack one."""
     text = ""
     for name, arguments in calls:
-        part = render_call(name, arguments)
+        part = render_terminal_call(name, arguments)
         if text and not text.endswith("\n"):
             text += "\n"
         text += part
@@ -132,7 +139,7 @@ def calls_turn(calls: list[tuple[str, Any]], observation: str, is_error: bool | 
     )
 
 
-class AtifReader(Reader):
+class AtifReader(JsonDocumentReader):
     """ATIF trajectory: tool calls matched to observation results."""
 
     name: ClassVar[str] = "atif"
@@ -150,16 +157,9 @@ class AtifReader(Reader):
             return True
         return all(f'"{key}"' in text for key in ("schema_version", "session_id", "steps"))
 
-    def read(self, path: Path) -> Iterator[Trajectory | Quarantine]:
-        document = load_json(path)
-        if not isinstance(document, dict):
-            raise FormatError(path, "$", f"expected a JSON object, got {type(document).__name__}")
+    def convert(self, path: Path, document: dict[str, Any]) -> Iterator[Trajectory | Quarantine]:
         quarantined: list[Quarantine] = []
-        try:
-            trajectory = self._trajectory(path, document, quarantined)
-        except FormatError as error:
-            yield Quarantine(source_path=str(path), position=error.position, reason=error.reason)
-            return
+        trajectory = self._trajectory(path, document, quarantined)
         yield from quarantined
         yield trajectory
 

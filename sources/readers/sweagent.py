@@ -23,8 +23,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-from sources.jsonio import as_text, expect, load_json
-from sources.reader import FormatError, Reader, is_single_json_object
+from sources.readers.base import (
+    FormatError,
+    JsonDocumentReader,
+    as_text,
+    expect,
+    is_single_json_object,
+)
 from sources.schema import Quarantine, Trajectory, Turn
 
 # The templates SWE-agent wraps the problem statement in (v0.x "ISSUE:", v1 <pr_description>).
@@ -69,7 +74,7 @@ def extract_task(message: str) -> tuple[str, bool]:
     return message, False
 
 
-class SweAgentReader(Reader):
+class SweAgentReader(JsonDocumentReader):
     """SWE-agent `.traj`: trajectory steps (or history messages) as shell turns."""
 
     name: ClassVar[str] = "sweagent_traj"
@@ -91,14 +96,8 @@ class SweAgentReader(Reader):
             return re.search(r'"agent"\s*:', text) is not None or '"message_type"' in text
         return False
 
-    def read(self, path: Path) -> Iterator[Trajectory | Quarantine]:
-        document = load_json(path)
-        if not isinstance(document, dict):
-            raise FormatError(path, "$", f"expected a JSON object, got {type(document).__name__}")
-        try:
-            yield self._trajectory(path, document)
-        except FormatError as error:
-            yield Quarantine(source_path=str(path), position=error.position, reason=error.reason)
+    def convert(self, path: Path, document: dict[str, Any]) -> Iterator[Trajectory | Quarantine]:
+        yield self._trajectory(path, document)
 
     def _trajectory(self, path: Path, document: dict[str, Any]) -> Trajectory:
         history = expect(document.get("history", []), list, path, "$.history", "history")

@@ -26,8 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-from sources.jsonio import iter_jsonl, load_json
-from sources.reader import FormatError, Reader
+from sources.readers.base import FormatError, Reader, iter_jsonl, load_json
 from sources.schema import Quarantine, Trajectory, Turn
 
 CAST = "sessions/agent.cast"

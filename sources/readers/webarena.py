@@ -28,7 +28,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
-from sources.reader import FormatError, Reader
+from sources.readers.base import FormatError, Reader
 from sources.schema import Quarantine, Trajectory, Turn
 
 CHUNK = 1 << 16

@@ -35,8 +35,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from sources.jsonio import as_text, iter_jsonl, load_json
-from sources.reader import FormatError, Reader, is_single_json_object
+from sources.readers.base import (
+    FormatError,
+    Reader,
+    as_text,
+    is_single_json_object,
+    iter_jsonl,
+    load_json,
+)
 from sources.schema import Quarantine, Trajectory, Turn
 
 _MESSAGE_TYPES = ("request", "response")

@@ -11,7 +11,7 @@
 
 Tool names are `<server>-<tool>` (`emails-search_emails`, `pdf-tools-read_pdf_pages`); server
 names may contain "-" themselves, so the name is kept whole as tool_name rather than split.
-Turns come from `sources.chat_messages` (one per tool call); the outcome is the file's `pass`.
+Turns come from `chat_messages.py` (one per tool call); the outcome is the file's `pass`.
 """
 
 from __future__ import annotations
@@ -21,9 +21,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import ClassVar
 
-from sources.chat_messages import ChatFormatError, convert_messages
-from sources.jsonio import load_json
-from sources.reader import Reader
+from sources.readers.base import Reader, load_json
+from sources.readers.chat_messages import ChatFormatError, convert_messages
 from sources.schema import Quarantine, Trajectory
 
 _PASS = re.compile(r'"pass"\s*:\s*(true|false)')

@@ -31,8 +31,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-from sources.jsonio import as_text, iter_json_array, iter_jsonl, load_json
-from sources.reader import FormatError, Reader, is_single_json_object, read_head
+from sources.readers.base import (
+    FormatError,
+    Reader,
+    as_text,
+    is_single_json_object,
+    iter_json_array,
+    iter_jsonl,
+    load_json,
+    read_head,
+)
 from sources.schema import Quarantine, Trajectory, Turn
 
 # Actions that talk to the user or steer the controller rather than act on the environment.

@@ -19,7 +19,7 @@ Pairing: `step_records[i].state` is the screen the agent saw BEFORE action i, so
 A closing `status` action (the agent declaring the goal complete/infeasible) does not touch the
 device: it becomes metadata["final_action"], not a turn. The action is the JSON action the agent
 sent (re-serialised in its own key order); the "Reason:" text is the agent's thought and goes to
-metadata["reasons"]. Observations are rendered by `sources.ui_render` ("ui_elements").
+metadata["reasons"]. Observations are rendered by `sources.readers.ui_render` ("ui_elements").
 """
 
 from __future__ import annotations
@@ -28,12 +28,11 @@ import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from sources.jsonio import expect, load_json
-from sources.reader import FormatError, Reader
+from sources.readers.base import FormatError, JsonDocumentReader, expect
+from sources.readers.ui_render import render_ui_elements
 from sources.schema import Quarantine, Trajectory, Turn
-from sources.ui_render import render_ui_elements
 
 # AndroidWorld JSONAction action types -> shared action kinds.
 ACTION_KINDS: dict[str, str] = {
@@ -108,12 +107,14 @@ def _render(elements: list[Any], path: Path, position: str) -> str:
         raise FormatError(path, position, str(error)) from None
 
 
-class AndroidWorldReader(Reader):
+class AndroidWorldReader(JsonDocumentReader):
     """AndroidWorld episode JSON (step_records or demo observations) -> UI turns."""
 
     name = "androidworld"
     domain = "android"
     description = "JSON action (click/input_text/...) -> UI element list after it, rendered as text"
+
+    document_error: ClassVar[str] = "episode must be a JSON object"  # one episode a file
 
     def sniff(self, path: Path, head: str) -> bool:
         # A JSON object with a "goal" key and AndroidWorld vocabulary; "action_type" may only
@@ -122,14 +123,8 @@ class AndroidWorldReader(Reader):
             return False
         return any(m in head for m in ('"ui_elements"', '"step_records"', "action_type"))
 
-    def read(self, path: Path) -> Iterator[Trajectory | Quarantine]:
-        doc = load_json(path)  # one episode a file: nothing to stream
-        if not isinstance(doc, dict):
-            raise FormatError(path, "$", f"episode must be a JSON object, got {type(doc).__name__}")
-        try:
-            yield self._episode(path, doc)
-        except FormatError as error:
-            yield Quarantine(source_path=str(path), position=error.position, reason=error.reason)
+    def convert(self, path: Path, document: dict[str, Any]) -> Iterator[Trajectory | Quarantine]:
+        yield self._episode(path, document)
 
     def _episode(self, path: Path, doc: dict[str, Any]) -> Trajectory:
         goal = expect(doc.get("goal"), str, path, "$.goal", "goal")

@@ -15,7 +15,7 @@ Two row shapes are read, decided by the columns:
     rest (domain, source, ...) into metadata. A trajectory that breaks these rules is quarantined.
     Missing action_kind / observation_format read as "other" / "text".
   * chat rows (a `messages` column): each row is one conversation, read by
-    `sources.chat_messages` like chat_jsonl (optional task / domain / outcome columns).
+    `sources.readers.chat_messages` like chat_jsonl (optional task / domain / outcome columns).
 The table is streamed record batch by record batch with pyarrow (Parquet row groups, or the
 memory-mapped Arrow shards listed in the folder's state.json), so only one trajectory is held in
 memory. position is "row N" (0-based row of the trajectory's first row), prefixed with the split
@@ -34,8 +34,8 @@ from typing import Any, ClassVar
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from sources.chat_messages import chat_record_items
-from sources.reader import FormatError, Reader
+from sources.readers.base import FormatError, Reader
+from sources.readers.chat_messages import chat_record_items
 from sources.schema import OUTCOMES, Quarantine, Trajectory, Turn
 
 TURN_KEYS = ("trajectory_id", "turn_index", "action", "observation")
@@ -95,6 +95,7 @@ class TableRowsReader(Reader):
     """Parquet files and `datasets` folders of canonical turn rows or chat `messages` rows."""
 
     name: ClassVar[str] = "table_rows"
+    generic: ClassVar[bool] = True  # claims only what no specific reader recognises
     domain: ClassVar[str] = "mcp"
     description: ClassVar[str] = (
         "canonical turn rows (action / observation columns, grouped by trajectory_id) or chat "

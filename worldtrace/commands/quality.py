@@ -1,0 +1,47 @@
+"""`worldtrace quality grade`: grade the quality stage, against the generator's planted truth
+(labels and dedup) or against a hand-labelled set of real turns (`--labels`)."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import tempfile
+from pathlib import Path
+
+from quality.grade import DEFAULT_LABELS_ROOT
+
+
+def run_grade(args: argparse.Namespace) -> int:
+    """Grade in a work folder (kept with --work-dir); prints the report, headline figures last."""
+    with contextlib.ExitStack() as stack:
+        work = Path(args.work_dir) if args.work_dir else Path(stack.enter_context(
+            tempfile.TemporaryDirectory(prefix="worldtrace-grade-")))
+        if args.labels:
+            from quality.grade_labels import grade_labels
+
+            policy = Path(args.policy) if args.policy else None
+            lines = grade_labels(Path(args.labels), Path(args.root), work, policy).lines()
+        else:
+            from quality.grade import grade
+
+            domains = None if args.domains == "all" else args.domains.split(",")
+            lines = grade(args.trajectories, args.seed, work, domains, args.workers).lines()
+    print("\n".join(lines))
+    return 0
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    quality = commands.add_parser("quality", help="quality-stage tools (grade ...)")
+    tools = quality.add_subparsers(dest="tool", required=True)
+    grade = tools.add_parser("grade", help="grade labels and dedup against planted truth, "
+                             "or labels against a hand-labelled set (--labels)")
+    grade.add_argument("--trajectories", type=int, default=200, help="per domain")
+    grade.add_argument("--seed", type=int, default=0)
+    grade.add_argument("--domains", default="all", help="comma-separated, or all")
+    grade.add_argument("--work-dir", help="keep the corpus and outputs here (default: temp)")
+    grade.add_argument("--workers", type=int, default=1, help="processes for the partitions")
+    grade.add_argument("--labels", help="JSONL of hand-labelled turns (quality/grade_labels.py)")
+    grade.add_argument("--root", default=str(DEFAULT_LABELS_ROOT),
+                       help="folder the labelled files are relative to (default: %(default)s)")
+    grade.add_argument("--policy", help="policy TOML (default: quality/policy.toml)")
+    grade.set_defaults(run=run_grade)
