@@ -7,7 +7,7 @@ from assets.ingest import raw_traces
 from assets.quality import trajectory_dedup, turn_features, turn_labels
 from assets.resources import storage_from_environment
 from assets.scrub import scrubbed_traces
-from assets.splits import trajectory_split
+from assets.splits import cpt_corpus, tokenizer, trajectory_split
 
 main_job = dg.define_asset_job(
     "main_job",
@@ -17,7 +17,7 @@ main_job = dg.define_asset_job(
 
 defs = dg.Definitions(
     assets=[generated_traces, raw_traces, turn_features, turn_labels, trajectory_dedup,
-            scrubbed_traces, trajectory_split],
+            scrubbed_traces, trajectory_split, tokenizer, cpt_corpus],
     jobs=[main_job],
     resources={"storage": storage_from_environment()},
 )

@@ -16,6 +16,7 @@ from assets.resources import WorldtraceStorage
 from assets.table_metadata import check_result, column_schema, markdown_preview, records_table
 from sources.schema import DOMAINS
 from sources.storage import partition_path
+from training.cpt_corpus import CPT_COLUMN_DOCS, CptCorpusConfig, build_cpt_corpus
 from training.decontaminate import DecontaminationConfig
 from training.split import (
     SPLIT_COLUMN_DOCS,
@@ -23,6 +24,7 @@ from training.split import (
     groups_in_one_pool,
     split_trajectories,
 )
+from training.tokenizer import SPECIAL_TOKENS, TokenizerConfig, load_tokenizer, train_tokenizer
 
 GROUP = "training"
 
@@ -78,3 +80,78 @@ def trajectory_split(context: dg.AssetExecutionContext, config: SplitSettings,
         "seconds": round(seconds, 2),
     })
     yield check_result("groups_in_one_pool", groups_in_one_pool(storage.data_path))
+
+
+class TokenizerSettings(dg.Config):
+    """Vocabulary size and the per-domain character budget of the training text."""
+
+    vocab_size: int = 4096
+    max_chars_per_domain: int = 400_000
+
+
+@dg.asset(group_name=GROUP, deps=["trajectory_split", "turn_labels"])
+def tokenizer(context: dg.AssetExecutionContext, config: TokenizerSettings,
+              storage: WorldtraceStorage) -> dg.MaterializeResult:
+    """Byte-level BPE trained on the train pool (system prompts, actions, observations), saved
+    as a PreTrainedTokenizerFast folder with the chat special tokens and a chat template."""
+    tok_config = TokenizerConfig(vocab_size=config.vocab_size,
+                                 max_chars_per_domain=config.max_chars_per_domain)
+    out_dir = storage.data_path / "tokenizer"
+    started = time.perf_counter()
+    stats = train_tokenizer(storage.data_path, out_dir, DOMAINS, tok_config)
+    seconds = time.perf_counter() - started
+    context.log.info(f"tokenizer {tok_config}: {stats.vocab_size} tokens from {stats.chars:,} "
+                     f"characters of {stats.trajectories} train trajectories in {seconds:.1f}s")
+    loaded = load_tokenizer(out_dir)
+    sample = loaded.apply_chat_template(
+        [{"role": "system", "content": "You are a world model."},
+         {"role": "user", "content": "ls -la"},
+         {"role": "assistant", "content": "<think>lists files</think>"
+                                          "<predicted_observation>a.txt</predicted_observation>"}],
+        tokenize=False)
+    tokens = loaded.convert_ids_to_tokens(loaded(sample)["input_ids"])
+    return dg.MaterializeResult(metadata={
+        "path": dg.MetadataValue.path(str(out_dir)),
+        "config": str(tok_config),
+        "vocab_size": stats.vocab_size,
+        "special_tokens": ", ".join(SPECIAL_TOKENS),
+        "training_chars": stats.chars,
+        "training_trajectories": stats.trajectories,
+        "seconds": round(seconds, 2),
+        "preview": dg.MetadataValue.md(f"`{sample}`\n\n{len(tokens)} tokens: `"
+                                       + " ".join(tokens) + "`"),
+    })
+
+
+class CptCorpusSettings(dg.Config):
+    """Packed row length, weight of prompt and action tokens, token budget per domain."""
+
+    seq_len: int = 512
+    action_weight: float = 1.0
+    max_tokens_per_domain: int = 120_000  # 0 takes every train trajectory
+
+
+@dg.asset(group_name=GROUP, deps=["tokenizer", "trajectory_split", "turn_labels"])
+def cpt_corpus(context: dg.AssetExecutionContext, config: CptCorpusSettings,
+               storage: WorldtraceStorage) -> dg.MaterializeResult:
+    """Train trajectories as chat text, tokenized, with the turn_labels loss weight of each
+    observation carried to its tokens through offsets (low-weight turns stay in the text), packed
+    into rows of seq_len tokens."""
+    corpus_config = CptCorpusConfig(seq_len=config.seq_len, action_weight=config.action_weight,
+                                    max_tokens_per_domain=config.max_tokens_per_domain or None)
+    started = time.perf_counter()
+    stats = build_cpt_corpus(storage.data_path, load_tokenizer(storage.data_path / "tokenizer"),
+                             DOMAINS, corpus_config)
+    seconds = time.perf_counter() - started
+    rows = stats.table()
+    context.log.info(f"cpt_corpus {corpus_config}: {sum(r['tokens'] for r in rows):,} tokens "
+                     f"in {sum(r['rows'] for r in rows)} rows in {seconds:.1f}s")
+    return dg.MaterializeResult(metadata={
+        **domain_tables_metadata(storage.data_path, "cpt_corpus", CPT_COLUMN_DOCS,
+                                 ["trajectory_ids", "domain"]),
+        "config": str(corpus_config),
+        "per_domain": dg.MetadataValue.md(records_table(rows)),
+        "tokens": sum(r["tokens"] for r in rows),
+        "seconds": round(seconds, 2),
+        "tokens_per_second": round(sum(r["tokens"] for r in rows) / max(seconds, 1e-9)),
+    })

@@ -13,9 +13,9 @@ import pytest
 from quality_rows import trajectory, write_partition
 
 from assets.ingest import raw_traces
-from assets.quality import trajectory_dedup
+from assets.quality import trajectory_dedup, turn_features, turn_labels
 from assets.resources import WorldtraceStorage
-from assets.splits import trajectory_split
+from assets.splits import cpt_corpus, tokenizer, trajectory_split
 from quality.stage import dedup_across_partitions
 from sources.factory.scale_text import jaccard
 from training.split import SplitConfig, bench_fraction, group_key, split_trajectories
@@ -124,16 +124,26 @@ def test_group_keys_and_bench_share():
     assert share == pytest.approx(0.15, abs=0.01)
 
 
-def test_asset_on_real_fixtures(traces_dir, tmp_path):
+def test_assets_on_real_fixtures(traces_dir, tmp_path):
     storage = WorldtraceStorage(data_dir=str(tmp_path),
                                 catalog=str(REPO_ROOT / "sources.example.toml"))
     for domain in ("swe", "mcp"):
-        assert dg.materialize([raw_traces], partition_key=domain,
+        assert dg.materialize([raw_traces, turn_features, turn_labels], partition_key=domain,
                               resources={"storage": storage}).success
-    result = dg.materialize([trajectory_dedup, trajectory_split], resources={"storage": storage})
+    result = dg.materialize(
+        [trajectory_dedup, trajectory_split, tokenizer, cpt_corpus],
+        resources={"storage": storage}, run_config={"ops": {
+            "trajectory_split": {"config": {"bench_share": 0.3}},
+            "tokenizer": {"config": {"vocab_size": 512}},
+            "cpt_corpus": {"config": {"seq_len": 64}}}})
     assert result.success
     assert all(c.passed for c in result.get_asset_check_evaluations())
-    meta = result.get_asset_materialization_events()[-1].materialization.metadata
-    kept = pq.read_table(tmp_path / "trajectory_dedup" / "trajectory_dedup.parquet").filter(
-        pq.read_table(tmp_path / "trajectory_dedup" / "trajectory_dedup.parquet")["kept"])
-    assert meta["dagster/row_count"].value == kept.num_rows > 0
+    meta = {e.asset_key.to_user_string(): e.materialization.metadata
+            for e in result.get_asset_materialization_events()}
+    decisions = pq.read_table(tmp_path / "trajectory_dedup" / "trajectory_dedup.parquet")
+    kept = decisions.filter(decisions["kept"])
+    assert meta["trajectory_split"]["dagster/row_count"].value == kept.num_rows > 0
+    assert meta["tokenizer"]["vocab_size"].value <= 512
+    assert meta["cpt_corpus"]["tokens"].value > 0
+    rows = pq.read_table(tmp_path / "cpt_corpus" / "domain=swe" / "part-0.parquet").to_pylist()
+    assert rows and all(len(r["input_ids"]) == 64 for r in rows[:-1])

@@ -1,0 +1,144 @@
+"""cpt_corpus: train episodes as chat text, tokenized, weighted per token, packed.
+
+Each train episode becomes its chat text (render.weighted_segments: system prompt with the task,
+then user = action, assistant = observation, then <eos>), tokenized once with offsets; a token
+takes the loss weight of the piece of text its first character is in. The pieces end at special
+tokens (<|end|>, <eos>), which the tokenizer never merges with their neighbours, so no token
+straddles two turns and the weights change exactly at turn boundaries. Episodes are then packed
+back to back into rows of `seq_len` tokens (the last row of a domain may be shorter; episodes
+longer than a row continue in the next one), each row listing the episodes it holds.
+
+`max_tokens_per_domain` bounds the corpus (default 120K tokens a domain, about 0.85M in all:
+more than a small model sees in a CPU run, and tokenizing stays a few seconds); episodes are
+taken in trajectory_id order (a content hash, so an unbiased sample) until the budget is
+reached, the last one whole. None takes every train episode.
+
+Output: {data}/cpt_corpus/domain={d}/part-0.parquet (CONTRACTS): input_ids list<int32>,
+loss_weights list<float32>, trajectory_ids list<string>, domain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+from transformers import PreTrainedTokenizerFast
+
+from sources.storage import ParquetSink, partition_path
+from training.render import Episode, read_episodes, weighted_segments
+
+CPT_SCHEMA = pa.schema([
+    ("input_ids", pa.list_(pa.int32())), ("loss_weights", pa.list_(pa.float32())),
+    ("trajectory_ids", pa.list_(pa.string())), ("domain", pa.string()),
+])
+CPT_COLUMN_DOCS = {
+    "input_ids": "token ids of one packed sequence (seq_len tokens; the domain's last row may "
+                 "be shorter)",
+    "loss_weights": "per-token loss weight: system prompt and actions 1.0, observation tokens "
+                    "their turn's turn_labels.loss_weight",
+    "trajectory_ids": "the train trajectories whose tokens are in this row, in order",
+    "domain": "domain partition",
+}
+
+
+@dataclass(frozen=True)
+class CptCorpusConfig:
+    """Packed row length, the weight of non-observation text, the prompt-variant seed."""
+
+    seq_len: int = 512
+    action_weight: float = 1.0
+    seed: int = 0
+    max_tokens_per_domain: int | None = 120_000
+
+    def __str__(self) -> str:
+        return (f"seq{self.seq_len}_aw{self.action_weight:g}_seed{self.seed}"
+                f"_max{self.max_tokens_per_domain or 'all'}")
+
+
+@dataclass
+class CptCorpusStats:
+    """Counts per domain, recorded while packing."""
+
+    config: str = ""
+    rows: dict[str, int] = field(default_factory=dict)
+    trajectories: dict[str, int] = field(default_factory=dict)
+    tokens: dict[str, int] = field(default_factory=dict)
+    weighted_tokens: dict[str, float] = field(default_factory=dict)  # sum of weights
+
+    def table(self) -> list[dict]:
+        return [{"domain": d, "rows": self.rows[d], "trajectories": self.trajectories[d],
+                 "tokens": self.tokens[d],
+                 "mean_weight": round(self.weighted_tokens[d] / max(self.tokens[d], 1), 3)}
+                for d in sorted(self.rows)]
+
+
+def token_weights(tokenizer: PreTrainedTokenizerFast, pieces: list[tuple[str, float]]
+                  ) -> tuple[list[int], np.ndarray]:
+    """Token ids of the joined pieces and each token's weight (the piece its start is in)."""
+    text = "".join(piece for piece, _ in pieces)
+    encoded = tokenizer(text, return_offsets_mapping=True, add_special_tokens=False)
+    ends = np.cumsum([len(piece) for piece, _ in pieces])
+    weights = np.array([w for _, w in pieces], dtype=np.float32)
+    starts = np.array([start for start, _ in encoded["offset_mapping"]], dtype=np.int64)
+    return encoded["input_ids"], weights[np.searchsorted(ends, starts, side="right")]
+
+
+def episode_tokens(tokenizer: PreTrainedTokenizerFast, episode: Episode, config: CptCorpusConfig
+                   ) -> tuple[list[int], np.ndarray]:
+    """Token ids and weights of one episode's chat text."""
+    _, system = episode.system(config.seed)
+    return token_weights(tokenizer, weighted_segments(episode, system, config.action_weight))
+
+
+def pack(episodes: Iterator[tuple[str, list[int], np.ndarray]], seq_len: int
+         ) -> Iterator[tuple[list[int], list[float], list[str]]]:
+    """Rows of seq_len tokens from (id, tokens, weights) episodes, back to back."""
+    ids: list[int] = []
+    weights: list[float] = []
+    owners: list[str] = []
+    for trajectory_id, tokens, token_w in episodes:
+        position = 0
+        while position < len(tokens):
+            take = min(seq_len - len(ids), len(tokens) - position)
+            ids += tokens[position:position + take]
+            weights += token_w[position:position + take].tolist()
+            if not owners or owners[-1] != trajectory_id:
+                owners.append(trajectory_id)
+            position += take
+            if len(ids) == seq_len:
+                yield ids, weights, owners
+                ids, weights, owners = [], [], []
+    if ids:
+        yield ids, weights, owners
+
+
+def build_cpt_corpus(data_dir: Path, tokenizer: PreTrainedTokenizerFast, domains: Sequence[str],
+                     config: CptCorpusConfig = CptCorpusConfig()) -> CptCorpusStats:
+    """Write cpt_corpus for every domain with a split; return counts per domain."""
+    stats = CptCorpusStats(config=str(config))
+    for domain in domains:
+        if not partition_path(data_dir, "trajectory_split", domain).exists():
+            continue
+        stats.rows[domain] = stats.trajectories[domain] = stats.tokens[domain] = 0
+        stats.weighted_tokens[domain] = 0.0
+
+        def tokenized(domain: str = domain) -> Iterator[tuple[str, list[int], np.ndarray]]:
+            for episode in read_episodes(data_dir, domain, "train"):
+                if config.max_tokens_per_domain is not None and (
+                        stats.tokens[domain] >= config.max_tokens_per_domain):
+                    break
+                tokens, weights = episode_tokens(tokenizer, episode, config)
+                stats.trajectories[domain] += 1
+                stats.tokens[domain] += len(tokens)
+                stats.weighted_tokens[domain] += float(weights.sum())
+                yield episode.trajectory_id, tokens, weights
+
+        with ParquetSink(partition_path(data_dir, "cpt_corpus", domain), CPT_SCHEMA) as sink:
+            for ids, weights, owners in pack(tokenized(), config.seq_len):
+                sink.write({"input_ids": ids, "loss_weights": weights,
+                            "trajectory_ids": owners, "domain": domain})
+                stats.rows[domain] += 1
+    return stats
