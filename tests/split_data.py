@@ -9,7 +9,7 @@ from pathlib import Path
 from quality.stage import run_quality_stage
 from sources.catalog import make_spec
 from sources.factory.scale import generate_corpus, source_name
-from sources.tables import write_tables
+from sources.ingest import write_tables
 from training.split import SplitConfig, split_trajectories
 
 
