@@ -15,9 +15,9 @@ import duckdb
 from quality.stage import run_quality_stage
 from sources.catalog import make_spec
 from sources.factory.scale import generate_corpus
+from sources.ingest import write_tables
 from sources.schema import DOMAINS
 from sources.storage import partition_path, sql_path
-from sources.tables import write_tables
 
 
 def make_corpus(root: Path, trajectories: int = 8, seed: int = 5) -> Path:
