@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.sample import GUI_DOMAINS, BenchSample
-from sources.agentworldbench import OBSERVATION_MARKER, split_prompt, strip_observation
+from sources.readers.agentworldbench import OBSERVATION_MARKER, split_prompt, strip_observation
 from sources.schema import DOMAINS
 from sources.storage import atomic_path
 
