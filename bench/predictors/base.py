@@ -56,6 +56,10 @@ PREDICTOR_CLASSES: dict[str, str] = {
 }
 
 
+class UnknownPredictor(ValueError):
+    """A spec that names no predictor (the message lists the known names)."""
+
+
 def split_spec(spec: str) -> tuple[str, str | None]:
     """`name:argument` -> (name, argument); a URL's own colons stay in the argument."""
     name, _, argument = spec.partition(":")
@@ -66,7 +70,7 @@ def build_predictor(spec: str, context: PredictorContext | None = None) -> Predi
     """The predictor a spec names (ValueError listing the known names for an unknown one)."""
     name, argument = split_spec(spec)
     if name not in PREDICTOR_CLASSES:
-        raise ValueError(f"unknown predictor {name!r} in {spec!r}; known: "
+        raise UnknownPredictor(f"unknown predictor {name!r} in {spec!r}; known: "
                          f"{', '.join(sorted(PREDICTOR_CLASSES))}")
     module_name, class_name = PREDICTOR_CLASSES[name].split(":")
     cls = getattr(importlib.import_module(module_name), class_name)

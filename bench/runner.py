@@ -1,0 +1,105 @@
+"""Run predictors over a bench and judge them: what the assets and `worldtrace bench` share.
+
+`run_predictors` builds each predictor from its spec, asks it for every sample and judges the
+outputs with the offline rubric (timings recorded as it goes). `write_run` writes a run folder:
+predictions.jsonl (the official records plus `gen`, the raw output, and `predictor`: the same
+file the official eval.py `infer` step writes, so `score_predictions` also scores theirs),
+scores.csv (one judged row per sample) and the leaderboard files.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.evaluate import RUBRIC_JUDGE, SCORE_SCHEMA, judge_outputs, predict, summarize
+from bench.leaderboard import leaderboard_rows, write_leaderboard
+from bench.official import ImportProblem, RecordError, from_record, to_record
+from bench.predictors.base import PredictorContext, build_predictor
+from bench.sample import BenchSample
+from sources.storage import atomic_path
+
+
+@dataclass
+class PredictorRun:
+    """One predictor's outputs, judged rows and speed."""
+
+    name: str
+    outputs: list[str]
+    rows: list[dict[str, Any]]
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def run_predictors(samples: Sequence[BenchSample], specs: Sequence[str],
+                   context: PredictorContext | None = None,
+                   log: Callable[[str], None] = lambda _: None) -> list[PredictorRun]:
+    """Predict and judge every sample with each predictor spec, in the order given."""
+    runs = []
+    for spec in specs:
+        predictor = build_predictor(spec, context)
+        done = 0
+
+        def progress(n: int, name: str = predictor.name) -> None:
+            nonlocal done
+            done += n
+            log(f"{name}: {done}/{len(samples)} predicted")
+
+        clock = time.perf_counter()
+        outputs = predict(predictor, samples, on_batch=progress)
+        predicted = time.perf_counter()
+        rows = judge_outputs(samples, outputs, predictor.name)
+        judged = time.perf_counter()
+        n = max(len(samples), 1)
+        timings = {"predict_samples_per_s": n / max(predicted - clock, 1e-9),
+                   "judge_samples_per_s": n / max(judged - predicted, 1e-9)}
+        log(f"{predictor.name}: judged {len(rows)} samples "
+            f"({timings['predict_samples_per_s']:.0f} predicted/s, "
+            f"{timings['judge_samples_per_s']:.0f} judged/s)")
+        runs.append(PredictorRun(predictor.name, outputs, rows, timings))
+    return runs
+
+
+def write_run(samples: Sequence[BenchSample], runs: Sequence[PredictorRun], out_dir: Path
+              ) -> dict[str, Path]:
+    """predictions.jsonl, scores.csv and the leaderboard files under out_dir."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    predictions = out_dir / "predictions.jsonl"
+    with atomic_path(predictions) as tmp, tmp.open("w", encoding="utf-8") as handle:
+        for run in runs:
+            for sample, output in zip(samples, run.outputs, strict=True):
+                record = {**to_record(sample), "gen": output, "predictor": run.name}
+                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+    scores = out_dir / "scores.csv"
+    columns = SCORE_SCHEMA.names
+    with atomic_path(scores) as tmp, tmp.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=columns)
+        writer.writeheader()
+        writer.writerows(row for run in runs for row in run.rows)
+    rows = leaderboard_rows(summarize([row for run in runs for row in run.rows]), RUBRIC_JUDGE)
+    return {"predictions": predictions, "scores": scores, **write_leaderboard(rows, out_dir)}
+
+
+def score_predictions(path: Path) -> tuple[list[dict[str, Any]], list[ImportProblem]]:
+    """Judge a predictions.jsonl (official records with `gen`, optional `predictor`)."""
+    rows: list[dict[str, Any]] = []
+    problems: list[ImportProblem] = []
+    with path.open("rb") as handle:
+        for line_no, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            try:
+                record = json.loads(raw)
+                sample = from_record(record)
+                output = record.get("gen")
+                if not isinstance(output, str):
+                    raise RecordError("$.gen (the model output) must be a string")
+            except (ValueError, RecordError) as error:
+                problems.append(ImportProblem(str(path), line_no, str(error)))
+                continue
+            rows += judge_outputs([sample], [output], str(record.get("predictor") or "model"))
+    return rows, problems

@@ -1,0 +1,105 @@
+"""The bench tables in the data directory (Parquet per domain, atomic writes).
+
+- agentworldbench/domain=<d>/part-0.parquet   the samples (BENCH_SCHEMA), sorted by id
+- agentworldbench/official/<d>_test.jsonl     the same samples in the official layout
+- bench_predictions/domain=<d>/part-0.parquet raw outputs per (predictor, sample)
+- bench_scores/domain=<d>/part-0.parquet      judged rows per (predictor, judge, sample)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from bench.sample import BenchSample
+from sources.schema import DOMAINS
+from sources.storage import partition_path, write_parquet
+
+BENCH_TABLE = "agentworldbench"
+OFFICIAL_FOLDER = "official"
+HISTORY_TYPE = pa.list_(pa.struct([("action", pa.large_string()),
+                                   ("observation", pa.large_string())]))
+BENCH_SCHEMA = pa.schema([
+    ("id", pa.string()), ("domain", pa.string()), ("source", pa.string()),
+    ("trajectory_id", pa.string()), ("turn_idx", pa.int32()), ("total_turns", pa.int32()),
+    ("category", pa.string()), ("history", HISTORY_TYPE), ("current_action", pa.large_string()),
+    ("reference", pa.large_string()), ("system_prompt", pa.large_string()),
+    ("task", pa.large_string()), ("initial_state", pa.large_string()),
+])
+BENCH_COLUMN_DOCS = {
+    "id": "stable sample id: domain and a hash of (trajectory_id, target turn)",
+    "source": "catalog source of the trajectory (samples are stratified by it)",
+    "trajectory_id": "the bench-pool trajectory the sample comes from",
+    "turn_idx": "1-based index of the predicted turn (history has turn_idx - 1 turns)",
+    "total_turns": "turns in the whole trajectory",
+    "category": "turn_labels category of the target turn (informative or error)",
+    "history": "the real (action, observation) turns before the target, untruncated",
+    "current_action": "the action whose observation is predicted",
+    "reference": "the real next observation (ground truth)",
+    "system_prompt": "our world-model system prompt of the domain (bench/prompts, versioned)",
+    "task": "task instruction (GUI domains; empty for text domains)",
+    "initial_state": "screen before the first action (GUI domains, when the format has it)",
+}
+
+
+def official_dir(data_dir: Path | str) -> Path:
+    return Path(data_dir) / BENCH_TABLE / OFFICIAL_FOLDER
+
+
+def _row(sample: BenchSample) -> dict[str, Any]:
+    return {"id": sample.id, "domain": sample.domain, "source": sample.source,
+            "trajectory_id": sample.trajectory_id, "turn_idx": sample.turn_idx,
+            "total_turns": sample.total_turns, "category": sample.category,
+            "history": [{"action": a, "observation": o} for a, o in sample.history],
+            "current_action": sample.current_action, "reference": sample.reference,
+            "system_prompt": sample.system_prompt, "task": sample.task,
+            "initial_state": sample.initial_state}
+
+
+def _sample(row: dict[str, Any]) -> BenchSample:
+    history = [(turn["action"], turn["observation"]) for turn in row.pop("history")]
+    return BenchSample(history=history, **row)
+
+
+def write_samples(samples: Sequence[BenchSample], data_dir: Path | str, domain: str) -> Path:
+    """One domain's samples as agentworldbench/domain=<d>/part-0.parquet."""
+    path = partition_path(data_dir, BENCH_TABLE, domain)
+    write_parquet(pa.Table.from_pylist([_row(s) for s in samples], schema=BENCH_SCHEMA), path)
+    return path
+
+
+def read_samples(data_dir: Path | str, domains: Iterable[str] = DOMAINS) -> list[BenchSample]:
+    """Every stored sample of the given domains (domains without a table are skipped)."""
+    samples: list[BenchSample] = []
+    for domain in domains:
+        path = partition_path(data_dir, BENCH_TABLE, domain)
+        if path.exists():
+            samples += [_sample(row) for row in pq.read_table(path).to_pylist()]
+    return samples
+
+
+def write_rows(rows: Sequence[dict[str, Any]], data_dir: Path | str, table: str,
+               schema: pa.Schema) -> dict[str, int]:
+    """Rows split by their `domain` into {table}/domain=<d>/part-0.parquet; rows per domain.
+    Every domain is written (an empty file for a domain without rows), so no stale file stays."""
+    counts = {}
+    for domain in DOMAINS:
+        mine = [row for row in rows if row["domain"] == domain]
+        write_parquet(pa.Table.from_pylist(mine, schema=schema),
+                      partition_path(data_dir, table, domain))
+        counts[domain] = len(mine)
+    return counts
+
+
+def read_rows(data_dir: Path | str, table: str) -> list[dict[str, Any]]:
+    """All rows of a per-domain table (empty when it was never written)."""
+    rows: list[dict[str, Any]] = []
+    for domain in DOMAINS:
+        path = partition_path(data_dir, table, domain)
+        if path.exists():
+            rows += pq.read_table(path).to_pylist()
+    return rows

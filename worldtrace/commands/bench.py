@@ -1,0 +1,124 @@
+"""`worldtrace bench build|run|score`: AgentWorldBench outside Dagster.
+
+    worldtrace bench build --data DIR --out BENCH_DIR [--per-domain N] [--seed S]
+        samples from the bench pool of DIR's trajectory_split, in the official JSONL layout
+    worldtrace bench run --bench-dir BENCH_DIR --predictor P [--predictor P2 ...] --out RUN_DIR
+        any folder of <domain>_test.jsonl files (ours or the official AgentWorldBench): predict,
+        judge with the offline rubric, write predictions.jsonl, scores.csv, leaderboard.*
+    worldtrace bench score --predictions FILE [--out RUN_DIR]
+        judge a predictions.jsonl (official records with `gen`: ours or eval.py's)
+
+A record that cannot be read is reported with its file and line (on stderr) and skipped; the
+rest are still run and scored.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from bench.predictors.base import UnknownPredictor
+
+# A missing bench folder or data table, or a misspelt predictor: the user's to fix.
+USER_ERRORS: tuple[type[Exception], ...] = (FileNotFoundError, UnknownPredictor)
+
+
+def _report_problems(problems: list) -> None:
+    for problem in problems:
+        print(f"skipped {problem}", file=sys.stderr)
+    if problems:
+        print(f"{len(problems)} record(s) could not be read", file=sys.stderr)
+
+
+def _print_table(rows: list[dict]) -> None:
+    from bench.leaderboard import to_markdown
+
+    print(to_markdown(rows))
+
+
+def run_build(args: argparse.Namespace) -> int:
+    from bench.build import BuildConfig, build_domain
+    from bench.official import write_official
+    from bench.scoring import OFFICIAL_COUNTS
+
+    counts = ({d: args.per_domain for d in OFFICIAL_COUNTS} if args.per_domain
+              else dict(OFFICIAL_COUNTS))
+    config = BuildConfig(counts=counts, seed=args.seed)
+    samples = []
+    for domain in OFFICIAL_COUNTS:
+        built, stats = build_domain(Path(args.data), domain, config)
+        samples += built
+        print(f"{domain}: {stats.built}/{stats.requested} samples from "
+              f"{stats.pool_trajectories} bench trajectories ({stats.eligible_turns} judgeable "
+              f"turns); shortfall {stats.shortfall}")
+    counts_written = write_official(samples, Path(args.out))
+    print(f"wrote {sum(counts_written.values())} samples to {args.out} ({config})")
+    return 0
+
+
+def run_run(args: argparse.Namespace) -> int:
+    from bench.evaluate import RUBRIC_JUDGE, summarize
+    from bench.leaderboard import leaderboard_rows
+    from bench.official import read_official
+    from bench.predictors.base import PredictorContext
+    from bench.runner import run_predictors, write_run
+
+    samples, problems = read_official(Path(args.bench_dir))
+    _report_problems(problems)
+    print(f"{len(samples)} samples from {args.bench_dir}", file=sys.stderr)
+    context = PredictorContext(data_dir=Path(args.data) if args.data else None,
+                               model=args.model, max_new_tokens=args.max_new_tokens,
+                               temperature=args.temperature, concurrency=args.concurrency)
+    runs = run_predictors(samples, args.predictor, context,
+                          log=lambda line: print(line, file=sys.stderr))
+    paths = write_run(samples, runs, Path(args.out))
+    _print_table(leaderboard_rows(summarize([r for run in runs for r in run.rows]),
+                                  RUBRIC_JUDGE))
+    print(f"wrote {', '.join(str(p) for p in paths.values())}", file=sys.stderr)
+    return 0
+
+
+def run_score(args: argparse.Namespace) -> int:
+    from bench.evaluate import RUBRIC_JUDGE, summarize
+    from bench.leaderboard import leaderboard_rows, write_leaderboard
+    from bench.runner import score_predictions
+
+    rows, problems = score_predictions(Path(args.predictions))
+    _report_problems(problems)
+    if not rows:
+        print("no predictions could be scored", file=sys.stderr)
+        return 1
+    table = leaderboard_rows(summarize(rows), RUBRIC_JUDGE)
+    _print_table(table)
+    if args.out:
+        write_leaderboard(table, Path(args.out))
+    return 0
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    bench = commands.add_parser("bench", help="AgentWorldBench: build, run predictors, score")
+    tools = bench.add_subparsers(dest="tool", required=True)
+    build = tools.add_parser("build", help="build the bench from DIR's bench pool")
+    build.add_argument("--data", required=True, help="worldtrace data directory")
+    build.add_argument("--out", required=True, help="folder for <domain>_test.jsonl")
+    build.add_argument("--per-domain", type=int, default=0,
+                       help="samples per domain (default: the official counts)")
+    build.add_argument("--seed", type=int, default=0)
+    build.set_defaults(run=run_build)
+    run = tools.add_parser("run", help="run predictors on a folder in the official layout")
+    run.add_argument("--bench-dir", required=True, help="folder of <domain>_test.jsonl files")
+    run.add_argument("--predictor", action="append", required=True,
+                     help="copy_last, empty, retrieval[:DATA], hf_local:MODEL_DIR, "
+                          "openai_compatible:URL (repeatable)")
+    run.add_argument("--out", required=True, help="run folder to write")
+    run.add_argument("--data", help="data directory (retrieval's train pool, models)")
+    run.add_argument("--model", help="model name sent to an OpenAI-compatible endpoint")
+    run.add_argument("--max-new-tokens", type=int, default=1024)
+    run.add_argument("--temperature", type=float, default=0.0)
+    run.add_argument("--concurrency", type=int, default=4)
+    run.set_defaults(run=run_run)
+    score = tools.add_parser("score", help="judge a predictions.jsonl")
+    score.add_argument("--predictions", required=True)
+    score.add_argument("--out", help="write leaderboard.csv/.md/.png here")
+    score.set_defaults(run=run_score)
