@@ -4,6 +4,9 @@ One multi-asset writes the three tables of a domain partition in a single pass o
 catalog's sources for that domain, then checks what it wrote (DuckDB over the Parquet files).
 The three files are always rewritten together, so their trajectory IDs agree; selecting one of
 them (`--select raw_turns`) records a materialization and checks for the selected ones only.
+The catalog's sources replace their own rows; rows another run put in the same data directory
+(a `worldtrace ingest --out` of another source) stay, and are listed in `sources_in_partition`.
+The reconcile check counts this run's sources only.
 """
 
 
@@ -23,6 +26,7 @@ from sources.schema import (
     TURN_COLUMN_DOCS,
     TURN_SCHEMA,
 )
+from sources.source_merge import load_manifest
 from sources.storage import partition_path
 
 PROGRESS_EVERY = 1000  # trajectories between progress log lines
@@ -87,7 +91,8 @@ def raw_traces(
     per_source = dg.MetadataValue.md(records_table(stats.as_table()))
     counts = {"turns": turns, "trajectories": trajectories, "quarantined": quarantined,
               "records_read": stats.total("records_read"), "per_source": per_source,
-              "skipped_hidden_entries": stats.skipped_hidden}
+              "skipped_hidden_entries": stats.skipped_hidden,
+              "sources_in_partition": ", ".join(sorted(load_manifest(storage.data_path, domain)))}
 
     previews = {
         RAW_TRAJECTORIES: (TRAJECTORY_SCHEMA, TRAJECTORY_COLUMN_DOCS,
@@ -117,6 +122,7 @@ def raw_traces(
         (INGEST_QUARANTINE, "records_reconcile"): lambda: table_checks.rows_reconcile(
             paths[RAW_TURNS], paths[INGEST_QUARANTINE], turns_kept=turns,
             quarantined=quarantined, records_read=stats.total("records_read"),
+            sources=[spec.name for spec in specs],
         ),
     }
     selected_checks = {(key.asset_key, key.name) for key in context.selected_asset_check_keys}

@@ -39,6 +39,7 @@ from sources.schema import (
     Quarantine,
     Trajectory,
 )
+from sources.source_merge import merged_output
 from sources.storage import ParquetSink, partition_path
 
 DOC_SUFFIXES = (".md", ".markdown", ".rst")
@@ -72,6 +73,7 @@ class IngestStats:
     per_source: dict[str, SourceCounts] = field(default_factory=dict)
     skipped_hidden: int = 0
     skipped_docs: int = 0
+    skipped_repeats: int = 0  # links back to a file or folder already visited
 
     def counts(self, source: str) -> SourceCounts:
         return self.per_source.setdefault(source, SourceCounts())
@@ -127,14 +129,16 @@ class Input:
 
 
 def iter_inputs(spec: SourceSpec, stats: IngestStats) -> Iterator[Input]:
-    """Files and run folders of a source, sorted; dotfiles are counted as skipped."""
+    """Files and run folders of a source, sorted; dotfiles are counted as skipped, and so is a
+    second way to the same real file or folder (a symlink loop, a link beside its target)."""
     if any(char in str(spec.path) for char in GLOB_CHARACTERS):
         pattern = spec.path.relative_to(spec.root).as_posix()
         starts = sorted(spec.root.glob(pattern))
     else:
         starts = [spec.path]
+    visited: set[Path] = set()
     for start in starts:
-        yield from _walk(start, spec, stats)
+        yield from _walk(start, spec, stats, visited)
 
 
 def is_documentation(path: Path) -> bool:
@@ -143,10 +147,19 @@ def is_documentation(path: Path) -> bool:
     return path.suffix.lower() in DOC_SUFFIXES or upper.startswith(("LICENSE", "COPYING"))
 
 
-def _walk(path: Path, spec: SourceSpec, stats: IngestStats) -> Iterator[Input]:
+def _walk(path: Path, spec: SourceSpec, stats: IngestStats, visited: set[Path]) -> Iterator[Input]:
     if path.name.startswith(".") and path != spec.path:
         stats.skipped_hidden += 1
         return
+    try:
+        real = path.resolve()
+    except (OSError, RuntimeError):  # links that point at each other lead nowhere: quarantined
+        yield Input(path)
+        return
+    if real in visited:
+        stats.skipped_repeats += 1
+        return
+    visited.add(real)
     if not path.is_dir():
         if is_documentation(path) and path != spec.path:
             stats.skipped_docs += 1
@@ -161,8 +174,9 @@ def _walk(path: Path, spec: SourceSpec, stats: IngestStats) -> Iterator[Input]:
     elif (run_folder_reader := directory_reader(path)) is not None:
         yield Input(path, run_folder_reader)  # detected here, once: not again by choose_reader
         return
-    for child in sorted(path.iterdir()):
-        yield from _walk(child, spec, stats)
+    # Real entries before links, so a file reached both ways keeps its own path.
+    for child in sorted(path.iterdir(), key=lambda child: (child.is_symlink(), child.name)):
+        yield from _walk(child, spec, stats, visited)
 
 
 def spec_reader(spec: SourceSpec) -> Reader | None:
@@ -324,15 +338,19 @@ def write_tables(
     data_dir: Path,
     domains: Iterable[str] = (),
     on_trajectory: Callable[[IngestStats], None] | None = None,
+    replace: bool = False,
 ) -> IngestStats:
     """Ingest every source into the canonical tables under `data_dir`.
 
-    `domains` lists partitions to write even when empty (a Dagster partition run names its own).
-    A failure leaves the previous files in place (each sink writes to a temp file first).
+    Rows of other sources already in `data_dir` are kept; this run's sources replace their own
+    rows (re-ingesting is idempotent). A source name already read from another path is refused
+    unless `replace` (see `sources.source_merge`). `domains` lists partitions to write even when
+    empty (a Dagster partition run names its own). A failure leaves the previous files in place.
     """
     stats = IngestStats()
-    with ExitStack() as stack:
-        sinks = DomainSinks(data_dir, stack)
+    specs = list(specs)
+    with merged_output(specs, data_dir, TABLE_SCHEMAS, replace) as staging, ExitStack() as stack:
+        sinks = DomainSinks(staging, stack)
         for domain in domains:
             sinks.get("raw_turns", domain)
         for spec in specs:

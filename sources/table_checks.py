@@ -87,12 +87,30 @@ def partition_not_empty(turns_path: Path, sources_configured: int) -> CheckOutco
                         {"turns": rows, "sources_configured": sources_configured})
 
 
+SOURCE_ROWS_SQL = """
+SELECT count(*) FROM read_parquet($path) WHERE list_contains($sources, source)
+"""
+
+
 def rows_reconcile(
-    turns_path: Path, quarantine_path: Path, turns_kept: int, quarantined: int, records_read: int
+    turns_path: Path,
+    quarantine_path: Path,
+    turns_kept: int,
+    quarantined: int,
+    records_read: int,
+    sources: list[str] | None = None,
 ) -> CheckOutcome:
-    """Records read = turns kept + quarantined, and the files hold exactly those rows."""
-    turn_rows = pq.read_metadata(turns_path).num_rows
-    quarantine_rows = pq.read_metadata(quarantine_path).num_rows
+    """Records read = turns kept + quarantined, and the files hold exactly those rows.
+
+    With `sources`, only the rows of those sources are counted: a partition also keeps the rows
+    of sources ingested by earlier runs (see `sources.source_merge`).
+    """
+    if sources is None:
+        turn_rows = pq.read_metadata(turns_path).num_rows
+        quarantine_rows = pq.read_metadata(quarantine_path).num_rows
+    else:
+        turn_rows = scalar_query(SOURCE_ROWS_SQL, path=str(turns_path), sources=sources)
+        quarantine_rows = scalar_query(SOURCE_ROWS_SQL, path=str(quarantine_path), sources=sources)
     passed = (records_read == turns_kept + quarantined and turn_rows == turns_kept
               and quarantine_rows == quarantined)
     return CheckOutcome(

@@ -63,3 +63,25 @@ def test_selecting_raw_turns_alone_materializes_only_it(traces_dir: Path, tmp_pa
         "schema", "unique_turn_keys", "contiguous_turn_indices", "not_empty"}
     # the sibling tables are still written with it, so their IDs agree
     assert (tmp_path / "raw_trajectories" / "domain=os" / "part-0.parquet").exists()
+
+
+def test_partition_keeps_another_runs_source_and_checks_pass(
+    traces_dir: Path, tmp_path: Path
+) -> None:
+    """A `worldtrace ingest` of another source into the same data dir survives the asset run,
+    and the reconcile check counts the asset's own sources only."""
+    from sources.catalog import make_spec
+    from sources.ingest import write_tables
+
+    data = tmp_path / "data"
+    write_tables([make_spec("hand-copied", traces_dir / "os", "os")], data)
+    storage = WorldtraceStorage(data_dir=str(data), catalog=str(EXAMPLE_CATALOG))
+    result = dg.materialize([raw_traces], partition_key="os", resources={"storage": storage})
+    failed = [c.check_name for c in result.get_asset_check_evaluations() if not c.passed]
+    assert failed == []
+    rows = pq.read_table(data / "raw_trajectories" / "domain=os").to_pylist()
+    sources = sorted({row["source"] for row in rows})
+    assert "hand-copied" in sources and len(sources) == 2
+    (event,) = [e for e in result.get_asset_materialization_events()
+                if e.asset_key.to_user_string() == "raw_turns"]
+    assert event.materialization.metadata["sources_in_partition"].value == ", ".join(sources)

@@ -12,6 +12,9 @@ from sources.catalog import make_spec
 from sources.ingest import IngestStats, write_tables
 from sources.readers import get_reader
 from sources.schema import DOMAINS
+from sources.source_merge import SourceConflict
+
+USER_ERRORS = (SourceConflict,)  # a source name already in --out from another path
 
 
 def run(args: argparse.Namespace) -> int:
@@ -25,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
     def advance(_: IngestStats) -> None:
         bar.update(1)
 
-    stats = write_tables([spec], Path(args.out), on_trajectory=advance)
+    stats = write_tables([spec], Path(args.out), on_trajectory=advance, replace=args.replace)
     bar.close()
     for row in stats.as_table():
         print(
@@ -36,6 +39,8 @@ def run(args: argparse.Namespace) -> int:
         )
     if stats.skipped_hidden:
         print(f"skipped {stats.skipped_hidden} hidden files or folders (names starting with '.')")
+    if stats.skipped_repeats:
+        print(f"skipped {stats.skipped_repeats} links to files or folders already visited")
     if stats.skipped_docs:
         print(f"skipped {stats.skipped_docs} documentation files (README, LICENSE, *.md)")
     if stats.total("quarantined"):
@@ -51,4 +56,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--source", help="source name (default: the path's name)")
     parser.add_argument("--out", required=True, help="output data directory")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--replace",
+        action="store_true",
+        help="replace the rows of a source of the same name read from another path",
+    )
     parser.set_defaults(run=run)

@@ -1,0 +1,192 @@
+"""Many sources in one output: a write replaces the rows of the sources it ingests, no others.
+
+`worldtrace ingest A --out D` then `worldtrace ingest B --out D` keeps both A and B: each domain
+partition is rewritten as (its old rows of every other source) + (this run's rows), grouped by
+source name in sorted order and re-chunked into fixed-size row groups, so re-ingesting a source
+gives byte-identical files whatever the order the sources were added in. IDs stay unique across
+sources (the source name is part of every trajectory ID).
+
+Which path each source was read from is recorded beside the tables, one small JSON per domain:
+
+    {data}/_sources/domain=swe.json   {"A": {"path": "/abs/A", "format": "auto"}, "B": {...}}
+
+A run whose source name is already in the output but was read from another path would replace
+someone else's data under the same name: it is refused (`SourceConflict`) unless the caller
+passes replace=True (`worldtrace ingest --replace`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from sources.catalog import SourceSpec
+from sources.storage import COMPRESSION, PART_FILE, ROWS_PER_BATCH, atomic_path, partition_path
+
+MANIFEST_DIR = "_sources"  # leading "_": hive readers (DuckDB, pyarrow) skip it
+
+
+class SourceConflict(ValueError):
+    """A source name already in the output, read from another path."""
+
+
+def manifest_path(data_dir: Path, domain: str) -> Path:
+    return data_dir / MANIFEST_DIR / f"domain={domain}.json"
+
+
+def load_manifest(data_dir: Path, domain: str) -> dict[str, dict[str, str]]:
+    """Sources recorded in one domain of the output: name -> {"path", "format"}."""
+    path = manifest_path(data_dir, domain)
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+def source_entry(spec: SourceSpec) -> dict[str, str]:
+    """What identifies a source's input: its absolute path and format."""
+    return {"path": str(spec.path.absolute()), "format": spec.format}
+
+
+def recorded_domains(data_dir: Path) -> list[str]:
+    """Domains the output already records sources for."""
+    folder = data_dir / MANIFEST_DIR
+    return sorted(p.stem.removeprefix("domain=") for p in folder.glob("domain=*.json"))
+
+
+def check_conflicts(specs: Iterable[SourceSpec], data_dir: Path, replace: bool) -> None:
+    """Refuse a run that would replace another path's rows under the same source name."""
+    if replace:
+        return
+    wanted = {spec.name: source_entry(spec) for spec in specs}
+    for domain in recorded_domains(data_dir):
+        for name, entry in load_manifest(data_dir, domain).items():
+            if name in wanted and entry["path"] != wanted[name]["path"]:
+                raise SourceConflict(
+                    f"{data_dir}: source {name!r} (domain {domain}) was read from "
+                    f"{entry['path']}; this run reads {wanted[name]['path']}. Give this source "
+                    f"another name (--source NAME), or pass --replace to replace its rows."
+                )
+
+
+def write_manifest(
+    data_dir: Path, domain: str, run: dict[str, dict[str, str]], present: set[str]
+) -> None:
+    """Record the domain's sources: kept ones as they were, this run's where it wrote rows."""
+    kept = {k: v for k, v in load_manifest(data_dir, domain).items() if k not in run}
+    kept.update({name: entry for name, entry in run.items() if name in present})
+    path = manifest_path(data_dir, domain)
+    if not kept:
+        path.unlink(missing_ok=True)
+        return
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(kept, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def _source_names(path: Path | None) -> set[str]:
+    if path is None or not path.is_file():
+        return set()
+    column = pq.read_table(path, columns=["source"]).column("source")
+    return set(pc.unique(column).to_pylist())
+
+
+def _batches_of(path: Path, source: str) -> Iterator[pa.RecordBatch]:
+    """The rows of one source in a partition file, in file order, one row group at a time."""
+    parquet = pq.ParquetFile(path)
+    for index in range(parquet.num_row_groups):
+        group = parquet.read_row_group(index)
+        rows = group.filter(pc.equal(group.column("source"), source))
+        yield from rows.to_batches()
+
+
+def merge_partition(
+    final: Path, fresh: Path | None, schema: pa.Schema, run_sources: set[str]
+) -> set[str]:
+    """Rewrite `final` as its rows of other sources plus `fresh` (this run's rows), atomically.
+
+    Returns the sources the merged file holds. `fresh` is None when this run wrote nothing to
+    the domain (its sources' old rows there are dropped all the same).
+    """
+    old = final if final.is_file() else None
+    keep_old = _source_names(old) - run_sources
+    new = _source_names(fresh)
+    plan = sorted([(name, old) for name in keep_old] + [(name, fresh) for name in new])
+    with atomic_path(final) as tmp:
+        with pq.ParquetWriter(tmp, schema, compression=COMPRESSION) as writer:
+            pending: list[pa.RecordBatch] = []
+            count = 0
+            for name, path in plan:
+                assert path is not None
+                for batch in _batches_of(path, name):
+                    pending.append(batch)
+                    count += batch.num_rows
+                    while count >= ROWS_PER_BATCH:
+                        pending, count = _write_chunk(writer, schema, pending, ROWS_PER_BATCH)
+            if count:
+                _write_chunk(writer, schema, pending, count)
+    return keep_old | new
+
+
+def _write_chunk(
+    writer: pq.ParquetWriter, schema: pa.Schema, pending: list[pa.RecordBatch], size: int
+) -> tuple[list[pa.RecordBatch], int]:
+    """Write the first `size` pending rows as one row group; return what is left."""
+    table = pa.Table.from_batches(pending, schema=schema)
+    writer.write_table(table.slice(0, size), row_group_size=size)
+    rest = table.slice(size)
+    return rest.to_batches(), rest.num_rows
+
+
+@contextlib.contextmanager
+def merged_output(
+    specs: list[SourceSpec], data_dir: Path, schemas: dict[str, pa.Schema], replace: bool = False
+) -> Iterator[Path]:
+    """A staging folder to write this run's tables into; merged into `data_dir` on success.
+
+    Checks for conflicts before anything is read. On an exception the staging folder is dropped
+    and `data_dir` is untouched.
+    """
+    check_conflicts(specs, data_dir, replace)
+    staging = data_dir / f"_staging-{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        yield staging
+        run = {spec.name: source_entry(spec) for spec in specs}
+        merge_into(data_dir, staging, schemas, run)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _staged_domains(staging: Path, schemas: dict[str, pa.Schema]) -> set[str]:
+    return {
+        path.parent.name.removeprefix("domain=")
+        for table in schemas
+        for path in (staging / table).glob(f"domain=*/{PART_FILE}")
+    }
+
+
+def merge_into(
+    data_dir: Path, staging: Path, schemas: dict[str, pa.Schema], run: dict[str, dict[str, str]]
+) -> None:
+    """Merge every staged partition into `data_dir`; a domain where the manifest records one of
+    this run's sources but the run wrote nothing loses that source's old rows all the same.
+
+    Only those domains are touched (other domains may be written by a concurrent partition run).
+    """
+    touched = _staged_domains(staging, schemas) | {
+        domain
+        for domain in recorded_domains(data_dir)
+        if set(load_manifest(data_dir, domain)) & set(run)
+    }
+    for domain in sorted(touched):
+        present: set[str] = set()
+        for table, schema in schemas.items():
+            fresh = partition_path(staging, table, domain)
+            final = partition_path(data_dir, table, domain)
+            present |= merge_partition(final, fresh if fresh.is_file() else None, schema, set(run))
+        write_manifest(data_dir, domain, run, present)
