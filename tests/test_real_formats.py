@@ -205,10 +205,13 @@ def _call(method: str, args: list, result: object = None, error: str | None = No
 def test_mcp_client_log_sessions_calls_and_errors(realdev_dir: Path, tmp_path: Path) -> None:
     real = [json.loads(line) for line in (realdev_dir / EXPLORE_MCP).read_text().splitlines()]
     text = {"_type": "TextContent", "type": "text", "text": "hello", "annotations": None}
+    image = {"_type": "ImageContent", "type": "image", "data": "iVBO", "mimeType": "image/png"}
     calls = [
         _call("initialize", [], real[1]["result"]),
         _call(
-            "call_tool", ["read_file", {"path": "/tmp/a"}], {"content": [text], "isError": False}
+            "call_tool",
+            ["read_file", {"path": "/tmp/a"}],
+            {"content": [text, image], "isError": False},
         ),
         _call("call_tool", ["read_file", {"path": "/nope"}], error="ENOENT: /nope"),
     ]
@@ -230,6 +233,12 @@ def test_mcp_client_log_sessions_calls_and_errors(realdev_dir: Path, tmp_path: P
     )
     assert (failed.observation, failed.is_error) == ("ENOENT: /nope", True)
     assert first.metadata["session_id"] == "s-1"
+    assert first.metadata["content_extras"] == [
+        {
+            "turn_index": 1,
+            "extras": [{"block": 1, "type": "image", "data": "iVBO", "mimeType": "image/png"}],
+        }
+    ]
 
 
 def test_mcp_client_log_orphans_and_new_sessions(realdev_dir: Path, tmp_path: Path) -> None:

@@ -18,8 +18,9 @@ or one session object per line (or one per file), each holding its request / res
 A turn is one SDK call and its response. `call_tool` is rendered `tool(json arguments)` with the
 tool's name as tool_name (arguments from `args[1]` or `kwargs["arguments"]`); any other method
 (`initialize`, `list_tools`, `read_resource`, ...) as `method(json args)`, tool_name = method.
-The observation is the text of the result's content blocks when they are all text, else the
-result as JSON without the interceptor's `_type` class tags; an `error` (the exception text) is
+The observation is the text of the result's content blocks (`sources.content_blocks`; other
+blocks and annotations go to metadata["content_extras"]), else the result as JSON without the
+interceptor's `_type` class tags; an `error` (the exception text) is
 the observation of a failed call, with is_error. In the per-message layout a response answers
 the oldest open request of its method (calls are awaited one at a time) and an `initialize`
 request after other calls starts a new session (the log file is appended to across runs). A
@@ -43,6 +44,7 @@ from sources.readers.base import (
     iter_jsonl,
     load_json,
 )
+from sources.readers.content_blocks import unwrap_content
 from sources.schema import Quarantine, Trajectory, Turn
 
 _MESSAGE_TYPES = ("request", "response")
@@ -84,8 +86,10 @@ def strip_type_tags(value: Any) -> Any:
     return value
 
 
-def call_turn(method: str, args: Any, kwargs: Any, result: Any, error: Any) -> Turn:
-    """One SDK call and its answer as a canonical turn."""
+def call_turn(
+    method: str, args: Any, kwargs: Any, result: Any, error: Any
+) -> tuple[Turn, list[dict[str, Any]] | None]:
+    """One SDK call and its answer as a canonical turn, and what its content held besides text."""
     args = args if isinstance(args, list) else []
     kwargs = kwargs if isinstance(kwargs, dict) else {}
     tool = args[0] if args and isinstance(args[0], str) else kwargs.get("name")
@@ -98,26 +102,38 @@ def call_turn(method: str, args: Any, kwargs: Any, result: Any, error: Any) -> T
         shown = ", ".join(json.dumps(value, ensure_ascii=False, sort_keys=True) for value in sent)
         action, kind, tool_name = f"{method}({shown})", "other", method
     if error is not None:
-        return Turn(action, as_text(error), kind, "tool_result_text", tool_name, is_error=True)
+        turn = Turn(action, as_text(error), kind, "tool_result_text", tool_name, is_error=True)
+        return turn, None
     result = strip_type_tags(result)
     content = result.get("content") if isinstance(result, dict) else None
-    is_text = isinstance(content, list) and all(
-        isinstance(block, dict) and block.get("type") == "text" for block in content
-    )
-    if is_text and content:
-        observation, observation_format = as_text(content), "tool_result_text"
+    dumped = json.dumps(content, ensure_ascii=False)
+    unwrapped = unwrap_content(dumped) if isinstance(content, list) else None
+    if unwrapped is not None and unwrapped.text != dumped:  # content blocks with text in them
+        observation, observation_format = unwrapped.text, "tool_result_text"
     else:
         observation = json.dumps(result, ensure_ascii=False, sort_keys=True)
         observation_format = "tool_result_json"
     flag = result.get("isError") if isinstance(result, dict) else None
-    return Turn(
-        action,
-        observation,
-        kind,
-        observation_format,
-        tool_name,
-        is_error=flag if isinstance(flag, bool) else False,
-    )
+    is_error = flag if isinstance(flag, bool) else False
+    turn = Turn(action, observation, kind, observation_format, tool_name, is_error=is_error)
+    return turn, unwrapped.extras if unwrapped is not None else None
+
+
+def add_call(
+    turns: list[Turn], metadata: dict[str, Any], request: dict[str, Any], result: Any, error: Any
+) -> None:
+    """Append one call's turn; non-text content and the server's identity go to metadata."""
+    method = request["method"]
+    turn, extras = call_turn(method, request.get("args"), request.get("kwargs"), result, error)
+    if extras:
+        metadata.setdefault("content_extras", []).append(
+            {"turn_index": len(turns), "extras": extras}
+        )
+    turns.append(turn)
+    if method == "initialize" and isinstance(result, dict):
+        for key in ("protocolVersion", "serverInfo"):
+            if result.get(key) is not None:
+                metadata[key] = strip_type_tags(result[key])
 
 
 @dataclass
@@ -134,25 +150,11 @@ class _Session:
         for index, (_, request) in enumerate(self.open_requests):
             if request["method"] == record["method"]:
                 del self.open_requests[index]
-                self.turns.append(
-                    call_turn(
-                        request["method"],
-                        request.get("args"),
-                        request.get("kwargs"),
-                        record.get("result"),
-                        record.get("error"),
-                    )
+                add_call(
+                    self.turns, self.metadata, request, record.get("result"), record.get("error")
                 )
-                _note_initialize(self.metadata, request["method"], record.get("result"))
                 return True
         return False
-
-
-def _note_initialize(metadata: dict[str, Any], method: str, result: Any) -> None:
-    if method == "initialize" and isinstance(result, dict):
-        for key in ("protocolVersion", "serverInfo"):
-            if result.get(key) is not None:
-                metadata[key] = strip_type_tags(result[key])
 
 
 class McpClientLogReader(Reader):
@@ -240,15 +242,5 @@ class McpClientLogReader(Reader):
                 reason = f"{request['method']} request has no response"
                 yield Quarantine(str(path), f"{position} $.calls[{index}]", reason)
                 continue
-            method, result = request["method"], response.get("result")
-            turns.append(
-                call_turn(
-                    method,
-                    request.get("args"),
-                    request.get("kwargs"),
-                    result,
-                    response.get("error"),
-                )
-            )
-            _note_initialize(metadata, method, result)
+            add_call(turns, metadata, request, response.get("result"), response.get("error"))
         yield Trajectory(task="", turns=turns, position=position, metadata=metadata)
