@@ -78,7 +78,10 @@ def raw_traces(
         if trajectories % PROGRESS_EVERY == 0:
             context.log.info(f"{domain}: {trajectories} trajectories, {stats.total('turns')} turns")
 
-    stats = write_tables(specs, storage.data_path, domains=[domain], on_trajectory=log_progress)
+    # The catalog names the sources this asset owns: a path edited there is meant, so a source
+    # of the same name read from its old path is replaced (other sources' rows are kept).
+    stats = write_tables(specs, storage.data_path, domains=[domain], on_trajectory=log_progress,
+                         replace=True)
     turns = stats.total("turns")
     trajectories = stats.total("trajectories")
     quarantined = stats.total("quarantined")
