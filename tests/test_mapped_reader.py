@@ -116,3 +116,19 @@ def test_bad_mappings_are_catalog_errors(tmp_path: Path) -> None:
     with pytest.raises(MappingError, match="cannot parse path"):
         parse_path("a..b")
     assert parse_path("$.a.b[2].c") == ["a", "b", 2, "c"]
+
+
+def test_records_inside_a_document(tmp_path: Path) -> None:
+    mapping = Mapping.from_table(
+        {"records": "data.runs", "task": "q", "steps": "s", "action": "c", "observation": "o"}
+    )
+    path = tmp_path / "runs.json"
+    runs = [{"q": "a", "s": [{"c": "ls", "o": "x"}]}, {"q": "b", "s": [{"c": "pwd", "o": "/"}]}]
+    path.write_text(json.dumps({"meta": 1, "data": {"runs": runs}}))
+    trajectories = list(MappedReader(mapping).read(path))
+    assert [(t.position, t.task, t.turns[0].action) for t in trajectories] == [
+        ("$.data.runs[0]", "a", "ls"),
+        ("$.data.runs[1]", "b", "pwd"),
+    ]
+    with pytest.raises(MappingError, match="records must be a path of object keys"):
+        Mapping.from_table({**{k: "x" for k in Mapping.required}, "records": "data[0]"})
