@@ -6,6 +6,7 @@ splits helper writes (tokenizer folder, cpt_corpus rows, sft_split messages, rl_
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
@@ -63,3 +64,33 @@ def sft_messages(text: str, variant: int = 0) -> list[dict[str, str]]:
             {"role": "assistant", "content": "<think>the command prints its output</think>"
                                              f"<predicted_observation>{observation}"
                                              "</predicted_observation>"}]
+
+
+def rl_row(text: str, domain: str = "terminal", index: int = 0) -> dict:
+    """One rl_split row for a one-command trajectory."""
+    observation = text.split("\n", 1)[1]
+    return {"prompt": sft_messages(text)[:-1], "reference_observation": observation,
+            "domain": domain, "trajectory_id": f"{domain}-{index}", "turn_index": 0,
+            "verifier": json.dumps({"domain": domain}), "prompt_tokens": 20}
+
+
+def write_split_tables(data_dir: Path, domains: tuple[str, ...] = ("terminal", "search")) -> None:
+    """tokenizer/, cpt_corpus, sft_split, rl_split and rl_split_all_turns in the contract layout."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    tokenizer = make_tokenizer(data_dir / "tokenizer")
+    for d, domain in enumerate(domains):
+        texts = TEXTS[d::len(domains)]
+        tables = {
+            "cpt_corpus": [{**row, "domain": domain} for row in cpt_rows(tokenizer)[d::2]],
+            "sft_split": [{"messages": sft_messages(t, i), "domain": domain,
+                           "trajectory_id": f"t{i}", "turn_index": 0, "prompt_variant": i % 10,
+                           "reasoning_source": "deterministic"} for i, t in enumerate(texts)],
+            "rl_split": [rl_row(t, domain, i) for i, t in enumerate(texts)],
+            "rl_split_all_turns": [rl_row(t, domain, i) for i, t in enumerate(texts + texts[:3])],
+        }
+        for table, rows in tables.items():
+            path = data_dir / table / f"domain={domain}" / "part-0.parquet"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            pq.write_table(pa.Table.from_pylist(rows), path)

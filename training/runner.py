@@ -54,7 +54,7 @@ def trainer_arguments(out_dir: Path, steps: StepConfig, model: ModelConfig) -> d
         learning_rate=steps.learning_rate,
         warmup_steps=steps.warmup_steps,
         lr_scheduler_type="cosine",
-        logging_steps=steps.logging_steps,
+        logging_steps=min(steps.logging_steps, steps.max_steps),  # a short run logs its end
         save_strategy="steps",
         save_steps=steps.save_steps,
         save_total_limit=1,
@@ -76,7 +76,7 @@ def start_log(stage: str, out_dir: Path, model: PreTrainedModel, model_config: M
     if last and (Path(last) / LOG_FILE).exists():
         return TrainingLog.read(Path(last)), last
     log = TrainingLog(stage=stage, model=str(model_config), parameters=parameter_count(model),
-                      config=_plain(config))
+                      config=_plain(replace(config, model=model_config)))
     return log, last
 
 

@@ -1,0 +1,107 @@
+"""Training stage: cpt_corpus -> cpt_model -> sft_model -> rl_model (GSPO, hybrid reward).
+
+Each asset trains one stage with the `training` library and writes a Hugging Face folder to
+{data}/models/<asset name>/ (config.json, model.safetensors, tokenizer files, training_log.json,
+loss_curve.png). Interrupted runs resume from their last checkpoint. The default model is a tiny
+Llama trained from scratch on CPU; run config `checkpoint` / `dtype` / `device` fine-tunes a real
+local model on a GPU instead (README, "Training on a GPU").
+"""
+
+
+import base64
+from dataclasses import replace
+from pathlib import Path
+from typing import TypeVar
+
+import dagster as dg
+
+from assets.resources import WorldtraceStorage
+from assets.table_metadata import records_table
+from training.cpt import CptConfig
+from training.gspo import GspoConfig
+from training.reward import hybrid_scorer
+from training.sft import SftConfig
+from training.stages import model_dir, run_cpt, run_rl, run_sft, with_steps
+from training.training_log import PLOT_FILE, TrainingLog
+
+GROUP = "training"
+StageConfig = TypeVar("StageConfig", CptConfig, SftConfig, GspoConfig)
+
+
+class TrainingSettings(dg.Config):
+    """Run config of a training asset (empty = the CPU defaults of the library)."""
+
+    max_steps: int | None = None
+    batch_size: int | None = None
+    checkpoint: str | None = None  # local HF folder: CPT starts from it instead of from scratch
+    dtype: str = "float32"  # bfloat16 on a GPU
+    device: str = "auto"  # cuda when present, else cpu
+
+    def apply(self, config: StageConfig) -> StageConfig:
+        """The stage's config with these settings; only CPT takes `checkpoint` (SFT and RL
+        continue from the previous stage's folder)."""
+        checkpoint = self.checkpoint if isinstance(config, CptConfig) else None
+        model = replace(config.model, checkpoint=checkpoint, dtype=self.dtype, device=self.device)
+        return replace(config, model=model,
+                       steps=with_steps(config.steps, self.max_steps, self.batch_size))
+
+
+def training_metadata(log: TrainingLog, folder: Path) -> dict:
+    """Loss curve (table and PNG), tokens seen, wall time, tokens/s of one trained folder."""
+    image = base64.b64encode((folder / PLOT_FILE).read_bytes()).decode()
+    curve = [{"step": p["step"], "loss": round(p["loss"], 4)} for p in log.loss_curve]
+    metadata = {
+        "model_dir": dg.MetadataValue.path(str(folder)),
+        "model": log.model,
+        "parameters": log.parameters,
+        "steps": log.steps,
+        "tokens_seen": log.tokens_seen,
+        "wall_seconds": round(log.wall_seconds, 1),
+        "tokens_per_second": round(log.tokens_per_second, 1),
+        "final_loss": round(log.final_loss, 4) if log.final_loss is not None else None,
+        "resumed_from_step": log.resumed_from_step,
+        "loss_curve": dg.MetadataValue.md(records_table(curve)),
+        "curve_plot": dg.MetadataValue.md(f"![{log.stage}](data:image/png;base64,{image})"),
+    }
+    if log.reward_curve:
+        metadata["reward_curve"] = dg.MetadataValue.md(records_table(
+            [{"step": p["step"], "reward": round(p["reward"], 3)} for p in log.reward_curve]))
+        metadata["final_reward"] = round(log.reward_curve[-1]["reward"], 3)
+    return metadata
+
+
+def _result(context: dg.AssetExecutionContext, log: TrainingLog, folder: Path
+            ) -> dg.MaterializeResult:
+    context.log.info(log.summary())
+    return dg.MaterializeResult(metadata=training_metadata(log, folder))
+
+
+@dg.asset(group_name=GROUP, deps=["tokenizer", "cpt_corpus"])
+def cpt_model(context: dg.AssetExecutionContext, config: TrainingSettings,
+              storage: WorldtraceStorage) -> dg.MaterializeResult:
+    """Continued pre-training on the packed cpt_corpus of every domain, the causal LM loss
+    weighted per token by the turn labels' loss weights (low-information turns stay in the
+    context and weigh less)."""
+    log = run_cpt(storage.data_path, config.apply(CptConfig()))
+    return _result(context, log, model_dir(storage.data_path, "cpt_model"))
+
+
+@dg.asset(group_name=GROUP, deps=["cpt_model", "sft_split"])
+def sft_model(context: dg.AssetExecutionContext, config: TrainingSettings,
+              storage: WorldtraceStorage) -> dg.MaterializeResult:
+    """Supervised fine-tuning from cpt_model on sft_split: the loss is on the assistant target
+    (<think>...</think><predicted_observation>...</predicted_observation>) only."""
+    log = run_sft(storage.data_path, config.apply(SftConfig()))
+    return _result(context, log, model_dir(storage.data_path, "sft_model"))
+
+
+@dg.asset(group_name=GROUP, deps=["sft_model", "rl_split"])
+def rl_model(context: dg.AssetExecutionContext, config: TrainingSettings,
+             storage: WorldtraceStorage) -> dg.MaterializeResult:
+    """GSPO (sequence-level importance ratios, slightly off-policy) from sft_model on rl_split,
+    rewarded by the bench's hybrid reward: rubric 5-25 plus the rule verifier 5-25 where the
+    domain has one; 0 for output without a well-formed <predicted_observation>."""
+    log, too_long = run_rl(storage.data_path, config.apply(GspoConfig()), hybrid_scorer)
+    result = _result(context, log, model_dir(storage.data_path, "rl_model"))
+    return dg.MaterializeResult(metadata={**result.metadata,
+                                          "prompts_over_token_budget": too_long})

@@ -1,0 +1,60 @@
+"""The CPT -> SFT -> RL chain over the data directory's split tables (used by the assets, the
+ablation and the benchmark, so all three train the same way).
+
+Inputs by the data contracts: {data}/tokenizer/, {data}/cpt_corpus, {data}/sft_split,
+{data}/rl_split(_all_turns) (Parquet, one partition per domain). Outputs: {data}/models/<name>/.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from sources.storage import PART_FILE
+from training.cpt import CptConfig, read_cpt_corpus, train_cpt
+from training.gspo import GspoConfig, Scorer, read_rl_split, train_gspo
+from training.runner import StepConfig
+from training.sft import SftConfig, read_rl_split_as_sft, read_sft_split, train_sft
+from training.training_log import TrainingLog
+
+MODELS = "models"
+
+
+def with_steps(config: StepConfig, max_steps: int | None, batch_size: int | None) -> StepConfig:
+    """Override the step count / batch size where given (run config, ablation, benchmark)."""
+    return replace(config, **{k: v for k, v in (("max_steps", max_steps),
+                                                ("batch_size", batch_size)) if v})
+
+
+def partitions(data_dir: Path, table: str) -> list[Path]:
+    """Every domain partition of a table, sorted (a stable training order)."""
+    paths = sorted((Path(data_dir) / table).glob(f"domain=*/{PART_FILE}"))
+    if not paths:
+        raise FileNotFoundError(f"no partitions of {table} under {data_dir}: materialize it first")
+    return paths
+
+
+def model_dir(data_dir: Path, name: str) -> Path:
+    return Path(data_dir) / MODELS / name
+
+
+def run_cpt(data_dir: Path, config: CptConfig, name: str = "cpt_model") -> TrainingLog:
+    corpus = read_cpt_corpus(partitions(data_dir, "cpt_corpus"))
+    return train_cpt(corpus, Path(data_dir) / "tokenizer", model_dir(data_dir, name), config)
+
+
+def run_sft(data_dir: Path, config: SftConfig, start: str = "cpt_model",
+            name: str = "sft_model", table: str = "sft_split") -> TrainingLog:
+    """SFT on sft_split, or on an rl split's prompts + references (the Echo Trap ablation)."""
+    paths = partitions(data_dir, table)
+    samples = read_sft_split(paths) if table == "sft_split" else read_rl_split_as_sft(paths)
+    return train_sft(samples, model_dir(data_dir, start), model_dir(data_dir, name), config)
+
+
+def run_rl(data_dir: Path, config: GspoConfig, scorer: Scorer, start: str = "sft_model",
+           name: str = "rl_model") -> tuple[TrainingLog, int]:
+    """GSPO on rl_split; also returns how many prompts were over the token budget."""
+    prompts, too_long = read_rl_split(partitions(data_dir, "rl_split"), config.max_prompt_tokens)
+    log = train_gspo(prompts, scorer, model_dir(data_dir, start), model_dir(data_dir, name), config)
+    return log, too_long
+
