@@ -28,7 +28,7 @@ class CptConfig:
     """CPT run: model, steps, and whether the per-token loss weights are used."""
 
     model: ModelConfig = field(default_factory=ModelConfig)
-    steps: StepConfig = field(default_factory=lambda: StepConfig(max_steps=80, batch_size=8,
+    steps: StepConfig = field(default_factory=lambda: StepConfig(max_steps=40, batch_size=8,
                                                                  learning_rate=2e-3))
     use_loss_weights: bool = True
 

@@ -47,7 +47,7 @@ class GspoConfig:
         save_steps=4))
     num_generations: int = 4
     steps_per_generation: int = 2  # > gradient_accumulation: the second step is off-policy
-    max_completion_length: int = 48
+    max_completion_length: int = 160  # room for <think> and a short observation
     max_prompt_tokens: int = 768  # TRL does not truncate prompts: longer rows are left out
     temperature: float = 1.0
     epsilon: float = 3e-4

@@ -29,7 +29,7 @@ class SftConfig:
     """SFT run: model (normally the CPT folder as checkpoint), steps, longest sample kept."""
 
     model: ModelConfig = field(default_factory=ModelConfig)
-    steps: StepConfig = field(default_factory=lambda: StepConfig(max_steps=60, batch_size=8,
+    steps: StepConfig = field(default_factory=lambda: StepConfig(max_steps=40, batch_size=8,
                                                                  learning_rate=1e-3))
     max_length: int = 512  # tokens; longer samples keep their last max_length (the target)
 
