@@ -8,16 +8,27 @@ from assets.quality import trajectory_dedup, turn_features, turn_labels
 from assets.resources import storage_from_environment
 from assets.scrub import scrubbed_traces
 from assets.splits import cpt_corpus, tokenizer, trajectory_split
+from assets.training import cpt_model, rl_model, sft_model
+
+# The models train once on every domain's splits; they are not per-partition work.
+models = dg.AssetSelection.assets(cpt_model, sft_model, rl_model)
 
 main_job = dg.define_asset_job(
     "main_job",
-    selection=dg.AssetSelection.all(),
+    selection=dg.AssetSelection.all() - models,
     description="Every stage for one domain partition: generate, ingest, curate.",
+)
+
+models_job = dg.define_asset_job(
+    "models_job",
+    selection=models,
+    description="CPT -> SFT -> RL (GSPO) on the split tables of all domains, once.",
 )
 
 defs = dg.Definitions(
     assets=[generated_traces, raw_traces, turn_features, turn_labels, trajectory_dedup,
-            scrubbed_traces, trajectory_split, tokenizer, cpt_corpus],
-    jobs=[main_job],
+            scrubbed_traces, trajectory_split, tokenizer, cpt_corpus,
+            cpt_model, sft_model, rl_model],
+    jobs=[main_job, models_job],
     resources={"storage": storage_from_environment()},
 )
