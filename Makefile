@@ -25,7 +25,9 @@ run: setup
 	  $(BIN)/dagster job execute -m assets.definitions -j main_job --tags "{\"dagster/partition\": \"$$domain\"}" || exit 1; \
 	done
 
+# Lint first (ruff, pyproject's rules), then the test suite; CI (.ci/run) runs exactly this.
 test: setup
+	$(BIN)/ruff check .
 	$(BIN)/pytest -q
 
 ui: setup

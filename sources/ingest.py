@@ -28,7 +28,7 @@ import pyarrow as pa
 from sources.catalog import GLOB_CHARACTERS, SourceSpec
 from sources.ids import trajectory_content_hash, trajectory_id
 from sources.readers import UnknownFormat, detect, directory_reader, get_reader
-from sources.readers.base import FormatError, Reader
+from sources.readers.base import FormatError, InputError, Reader
 from sources.readers.mapped import MappedReader
 from sources.schema import (
     DOMAINS,
@@ -203,15 +203,24 @@ def choose_reader(entry: Input, spec: SourceSpec) -> Reader | Quarantine:
         return Quarantine(str(path), "file", f"cannot read: {error}")
 
 
+class ReaderBug(RuntimeError):
+    """A reader raised something other than an InputError: a bug in our code, never bad data."""
+
+
 def read_input(path: Path, reader: Reader) -> Iterator[Trajectory | Quarantine]:
-    """Run one reader over one input; a failure anywhere becomes a quarantine item."""
+    """Run one reader over one input. Broken input (InputError, or a file that cannot be read)
+    becomes a quarantine item; any other exception is a bug and raises ReaderBug."""
     try:
         yield from reader.read(path)
     except FormatError as error:
         yield Quarantine(error.path, error.position, f"{reader.name}: {error.reason}")
-    except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError) as error:
-        # A reader bug or an input shape nobody foresaw: keep the file's name and the reason.
-        yield Quarantine(str(path), "file", f"{reader.name}: {type(error).__name__}: {error}")
+    except InputError as error:
+        yield Quarantine(str(path), "file", f"{reader.name}: {error}")
+    except OSError as error:
+        yield Quarantine(str(path), "file", f"{reader.name}: cannot read: {error}")
+    except Exception as error:
+        raise ReaderBug(f"reader {reader.name!r} failed on {path}: {type(error).__name__}: "
+                        f"{error} (a bug in the reader, not bad input)") from error
 
 
 def ingest_source(

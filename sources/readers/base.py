@@ -3,8 +3,9 @@
 A reader turns one file (or one run folder) into a stream of `Trajectory` and `Quarantine`
 items. It must stream: hold at most one trajectory in memory, never the whole file when the
 file holds many trajectories. A record it cannot parse becomes a `Quarantine` with its position,
-and the reader goes on with the next record; a file it cannot parse at all raises `FormatError`,
-which the ingest layer turns into one quarantine row for the file.
+and the reader goes on with the next record; a file it cannot parse at all raises `FormatError`
+(an `InputError`), which the ingest layer turns into one quarantine row for the file. Any other
+exception is a bug in the reader: the run fails, naming the reader and the file.
 
 Here too: opening and decoding JSON / JSONL with errors that name the file and the place in it,
 the one-document-a-file read() (`JsonDocumentReader`), and how a tool call is written as an
@@ -27,7 +28,15 @@ from sources.schema import Quarantine, Trajectory
 SNIFF_BYTES = 65536  # enough to see the keys of any format we read, small enough to be free
 
 
-class FormatError(ValueError):
+class InputError(ValueError):
+    """The input is broken (cannot be decoded or parsed, or has a shape the format forbids).
+
+    The ingest layer quarantines the file, or the record, with the reason. Any other exception
+    that leaves a reader is a bug in the reader and fails the run (sources.ingest.ReaderBug).
+    """
+
+
+class FormatError(InputError):
     """Input that does not parse, with the file and the place in it."""
 
     def __init__(self, path: Path | str, position: str, reason: str) -> None:

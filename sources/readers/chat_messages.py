@@ -39,7 +39,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from sources.readers.base import as_text, render_call
+from sources.readers.base import InputError, as_text, render_call
 from sources.readers.content_blocks import unwrap_content
 from sources.schema import OUTCOMES, Quarantine, Trajectory, Turn
 
@@ -57,7 +57,7 @@ class ChatConversion:
     problems: list[tuple[str, str]] = field(default_factory=list)  # (position, reason)
 
 
-class ChatFormatError(ValueError):
+class ChatFormatError(InputError):
     """The message list has the wrong shape; `position` names the message."""
 
     def __init__(self, position: str, reason: str) -> None:

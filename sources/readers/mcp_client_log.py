@@ -18,7 +18,7 @@ or one session object per line (or one per file), each holding its request / res
 A turn is one SDK call and its response. `call_tool` is rendered `tool(json arguments)` with the
 tool's name as tool_name (arguments from `args[1]` or `kwargs["arguments"]`); any other method
 (`initialize`, `list_tools`, `read_resource`, ...) as `method(json args)`, tool_name = method.
-The observation is the text of the result's content blocks (`sources.content_blocks`; other
+The observation is the text of the result's content blocks (`content_blocks.py`; other
 blocks and annotations go to metadata["content_extras"]), else the result as JSON without the
 interceptor's `_type` class tags; an `error` (the exception text) is
 the observation of a failed call, with is_error. In the per-message layout a response answers
