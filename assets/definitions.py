@@ -7,7 +7,14 @@ from assets.ingest import raw_traces
 from assets.quality import trajectory_dedup, turn_features, turn_labels
 from assets.resources import storage_from_environment
 from assets.scrub import scrubbed_traces
-from assets.splits import cpt_corpus, tokenizer, trajectory_split
+from assets.splits import (
+    cpt_corpus,
+    rl_split,
+    rl_split_all_turns,
+    sft_split,
+    tokenizer,
+    trajectory_split,
+)
 from assets.training import cpt_model, rl_model, sft_model
 
 # The models train once on every domain's splits; they are not per-partition work.
@@ -27,7 +34,8 @@ models_job = dg.define_asset_job(
 
 defs = dg.Definitions(
     assets=[generated_traces, raw_traces, turn_features, turn_labels, trajectory_dedup,
-            scrubbed_traces, trajectory_split, tokenizer, cpt_corpus,
+            scrubbed_traces, trajectory_split, tokenizer, cpt_corpus, sft_split, rl_split,
+            rl_split_all_turns,
             cpt_model, sft_model, rl_model],
     jobs=[main_job, models_job],
     resources={"storage": storage_from_environment()},

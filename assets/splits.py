@@ -18,12 +18,17 @@ from sources.schema import DOMAINS
 from sources.storage import partition_path
 from training.cpt_corpus import CPT_COLUMN_DOCS, CptCorpusConfig, build_cpt_corpus
 from training.decontaminate import DecontaminationConfig
+from training.export import HF_FOLDER
+from training.rl_split import RL_COLUMN_DOCS, RlConfig, build_rl_split
+from training.sample_stats import SampleStats
+from training.sft_split import SFT_COLUMN_DOCS, SftConfig, build_sft_split
 from training.split import (
     SPLIT_COLUMN_DOCS,
     SplitConfig,
     groups_in_one_pool,
     split_trajectories,
 )
+from training.teacher import OpenAITeacher
 from training.tokenizer import SPECIAL_TOKENS, TokenizerConfig, load_tokenizer, train_tokenizer
 
 GROUP = "training"
@@ -155,3 +160,98 @@ def cpt_corpus(context: dg.AssetExecutionContext, config: CptCorpusSettings,
         "seconds": round(seconds, 2),
         "tokens_per_second": round(sum(r["tokens"] for r in rows) / max(seconds, 1e-9)),
     })
+
+
+def split_metadata(data_dir, table: str, docs: dict[str, str], stats: SampleStats,
+                   seconds: float, preview_columns: list[str]) -> dict:
+    """Row count, schema, preview, per-domain counts and token statistics of a sample split."""
+    rows = stats.table()
+    return {
+        **domain_tables_metadata(data_dir, table, docs, preview_columns),
+        "config": stats.config,
+        "per_domain": dg.MetadataValue.md(records_table(rows)),
+        "skipped": dg.MetadataValue.md(records_table(
+            [{"domain": d, "reason": r, "targets": n} for (d, r), n in sorted(
+                stats.skipped.items())])),
+        "hf_dataset": dg.MetadataValue.path(str(data_dir / table / HF_FOLDER)),
+        "samples": sum(r["samples"] for r in rows),
+        "prompt_tokens_max": max((r["prompt_tokens_max"] for r in rows), default=0),
+        "seconds": round(seconds, 2),
+    }
+
+
+class SftSettings(dg.Config):
+    """SFT targets per trajectory, prompt budget, trajectories per domain (0: all), and an
+    optional teacher (OpenAI-compatible base URL and model; empty: deterministic rationale)."""
+
+    turns_per_trajectory: int = 2
+    max_prompt_tokens: int = 2048
+    max_trajectories_per_domain: int = 60
+    teacher_base_url: str = ""
+    teacher_model: str = ""
+    teacher_api_key: str = "none"
+
+
+@dg.asset(group_name=GROUP, deps=["tokenizer", "trajectory_split", "turn_labels"])
+def sft_split(context: dg.AssetExecutionContext, config: SftSettings,
+              storage: WorldtraceStorage) -> dg.MaterializeResult:
+    """Next-observation SFT samples in the conversational messages format: one of 10 system
+    prompt variants, history under a token budget, the action, then the target
+    <think>reasoning</think><predicted_observation>...</predicted_observation>; Parquet per
+    domain and a DatasetDict (save_to_disk) that TRL reads as is."""
+    sft_config = SftConfig(turns_per_trajectory=config.turns_per_trajectory,
+                           max_prompt_tokens=config.max_prompt_tokens,
+                           max_trajectories_per_domain=config.max_trajectories_per_domain or None)
+    teacher = (OpenAITeacher(config.teacher_base_url, config.teacher_model,
+                             config.teacher_api_key) if config.teacher_base_url else None)
+    started = time.perf_counter()
+    stats = build_sft_split(storage.data_path, load_tokenizer(storage.data_path / "tokenizer"),
+                            DOMAINS, sft_config, teacher)
+    seconds = time.perf_counter() - started
+    context.log.info(f"sft_split {sft_config}: {sum(stats.samples.values())} samples "
+                     f"in {seconds:.1f}s")
+    metadata = split_metadata(storage.data_path, "sft_split", SFT_COLUMN_DOCS, stats, seconds,
+                              ["messages", "domain", "prompt_variant", "reasoning_source"])
+    if teacher:
+        metadata.update(teacher_queries=teacher.stats.queries, teacher_kept=teacher.stats.kept,
+                        teacher_retention=round(teacher.stats.retention, 4))
+    return dg.MaterializeResult(metadata=metadata)
+
+
+class RlSettings(dg.Config):
+    """Prompt token budget (the recipe caps at 128K) and trajectories per domain (0: all)."""
+
+    max_prompt_tokens: int = 131_072
+    max_trajectories_per_domain: int = 40
+
+
+def _rl_asset(context: dg.AssetExecutionContext, config: RlSettings,
+              storage: WorldtraceStorage, all_turns: bool) -> dg.MaterializeResult:
+    rl_config = RlConfig(all_turns=all_turns, max_prompt_tokens=config.max_prompt_tokens,
+                         max_trajectories_per_domain=config.max_trajectories_per_domain or None)
+    started = time.perf_counter()
+    stats = build_rl_split(storage.data_path, load_tokenizer(storage.data_path / "tokenizer"),
+                           DOMAINS, rl_config)
+    seconds = time.perf_counter() - started
+    context.log.info(f"{rl_config.table} {rl_config}: {sum(stats.samples.values())} samples "
+                     f"in {seconds:.1f}s")
+    return dg.MaterializeResult(metadata=split_metadata(
+        storage.data_path, rl_config.table, RL_COLUMN_DOCS, stats, seconds,
+        ["prompt", "reference_observation", "turn_index", "verifier", "prompt_tokens"]))
+
+
+@dg.asset(group_name=GROUP, deps=["tokenizer", "trajectory_split", "turn_labels"])
+def rl_split(context: dg.AssetExecutionContext, config: RlSettings,
+             storage: WorldtraceStorage) -> dg.MaterializeResult:
+    """RL prompts, exactly one target turn per train trajectory (seeded, among judgeable
+    turns), history under the token budget (oldest turns dropped), with the reference
+    observation, the domain's verifier spec and the prompt's token count."""
+    return _rl_asset(context, config, storage, all_turns=False)
+
+
+@dg.asset(group_name=GROUP, deps=["tokenizer", "trajectory_split", "turn_labels"])
+def rl_split_all_turns(context: dg.AssetExecutionContext, config: RlSettings,
+                       storage: WorldtraceStorage) -> dg.MaterializeResult:
+    """rl_split with a sample for every judgeable turn of the same trajectories: many
+    near-identical long prefixes, for the Echo Trap ablation."""
+    return _rl_asset(context, config, storage, all_turns=True)

@@ -10,12 +10,20 @@ from pathlib import Path
 import dagster as dg
 import pyarrow.parquet as pq
 import pytest
+from datasets import load_from_disk
 from quality_rows import trajectory, write_partition
 
 from assets.ingest import raw_traces
 from assets.quality import trajectory_dedup, turn_features, turn_labels
 from assets.resources import WorldtraceStorage
-from assets.splits import cpt_corpus, tokenizer, trajectory_split
+from assets.splits import (
+    cpt_corpus,
+    rl_split,
+    rl_split_all_turns,
+    sft_split,
+    tokenizer,
+    trajectory_split,
+)
 from quality.stage import dedup_across_partitions
 from sources.factory.scale_text import jaccard
 from training.split import SplitConfig, bench_fraction, group_key, split_trajectories
@@ -131,11 +139,13 @@ def test_assets_on_real_fixtures(traces_dir, tmp_path):
         assert dg.materialize([raw_traces, turn_features, turn_labels], partition_key=domain,
                               resources={"storage": storage}).success
     result = dg.materialize(
-        [trajectory_dedup, trajectory_split, tokenizer, cpt_corpus],
+        [trajectory_dedup, trajectory_split, tokenizer, cpt_corpus, sft_split, rl_split,
+         rl_split_all_turns],
         resources={"storage": storage}, run_config={"ops": {
             "trajectory_split": {"config": {"bench_share": 0.3}},
             "tokenizer": {"config": {"vocab_size": 512}},
-            "cpt_corpus": {"config": {"seq_len": 64}}}})
+            "cpt_corpus": {"config": {"seq_len": 64}},
+            "rl_split": {"config": {"max_prompt_tokens": 2048}}}})
     assert result.success
     assert all(c.passed for c in result.get_asset_check_evaluations())
     meta = {e.asset_key.to_user_string(): e.materialization.metadata
@@ -147,3 +157,8 @@ def test_assets_on_real_fixtures(traces_dir, tmp_path):
     assert meta["cpt_corpus"]["tokens"].value > 0
     rows = pq.read_table(tmp_path / "cpt_corpus" / "domain=swe" / "part-0.parquet").to_pylist()
     assert rows and all(len(r["input_ids"]) == 64 for r in rows[:-1])
+    for table in ("sft_split", "rl_split", "rl_split_all_turns"):
+        assert meta[table]["samples"].value == meta[table]["dagster/row_count"].value > 0
+        assert load_from_disk(str(tmp_path / table / "hf"))["train"].num_rows == (
+            meta[table]["samples"].value)
+    assert meta["rl_split"]["prompt_tokens_max"].value <= 2048

@@ -15,6 +15,7 @@ the text and only counts less.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +41,14 @@ class Step:
     category: str
     loss_weight: float
     exit_code: int | None = None
+    is_error: bool | None = None
+    action_kind: str = ""
+    tool_name: str = ""
+
+    @property
+    def judgeable(self) -> bool:
+        """A turn a world model can be judged on (the bench draws its targets from these)."""
+        return self.category in JUDGEABLE
 
 
 @dataclass(frozen=True)
@@ -71,7 +80,8 @@ def read_episodes(data_dir: Path, domain: str, pool: str = "train") -> Iterator[
     try:
         reader = con.sql(f"""
             SELECT s.trajectory_id, tr.task, t.turn_index, t.action, t.observation,
-                   t.observation_format, l.category, l.loss_weight, t.exit_code
+                   t.observation_format, l.category, l.loss_weight, t.exit_code, t.is_error,
+                   t.action_kind, t.tool_name
             FROM read_parquet({sql_path(paths["trajectory_split"])}) AS s
             JOIN read_parquet({sql_path(paths["raw_trajectories"])}) AS tr USING (trajectory_id)
             JOIN read_parquet({sql_path(paths["raw_turns"])}) AS t USING (trajectory_id)
@@ -93,10 +103,18 @@ def read_episodes(data_dir: Path, domain: str, pool: str = "train") -> Iterator[
         con.close()
 
 
+def first_episodes(data_dir: Path, domain: str, limit: int | None, pool: str = "train"
+                   ) -> Iterator[Episode]:
+    """The first `limit` episodes of a pool (all when None): trajectory ids are content
+    hashes, so the first ones are an unbiased, stable sample."""
+    return itertools.islice(read_episodes(data_dir, domain, pool), limit)
+
+
 def _episode(domain: str, rows: list[dict]) -> Episode:
     steps = tuple(Step(r["turn_index"], r["action"] or "", r["observation"] or "",
                        r["observation_format"] or "", r["category"], float(r["loss_weight"]),
-                       r["exit_code"]) for r in rows)
+                       r["exit_code"], r["is_error"], r["action_kind"] or "",
+                       r["tool_name"] or "") for r in rows)
     return Episode(rows[0]["trajectory_id"], domain, rows[0]["task"] or "", steps)
 
 

@@ -1,0 +1,171 @@
+"""sft_split, rl_split, rl_split_all_turns: one turn per trajectory, the token cap, the chat
+layout, exports that datasets and TRL read, determinism, a teacher over real HTTP."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pyarrow.parquet as pq
+import pytest
+from datasets import load_from_disk
+from split_data import curated_data
+from trl.data_utils import is_conversational
+
+from training.render import read_episodes
+from training.rl_split import RlConfig, build_rl_split
+from training.sft_split import SftConfig, build_sft_split
+from training.teacher import OpenAITeacher, default_judge
+from training.tokenizer import TokenizerConfig, load_tokenizer, train_tokenizer
+
+DOMAINS = ["terminal", "mcp"]
+TARGET = re.compile(r"^<think>(.+)</think><predicted_observation>(.*)</predicted_observation>$",
+                    re.S)
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    data = curated_data(tmp_path_factory.mktemp("sftrl"), DOMAINS, per_domain=10)
+    train_tokenizer(data, data / "tokenizer", DOMAINS, TokenizerConfig(vocab_size=1024))
+    return data
+
+
+@pytest.fixture(scope="module")
+def tok(data):
+    return load_tokenizer(data / "tokenizer")
+
+
+def rows(data, table, domain):
+    return pq.read_table(data / table / f"domain={domain}" / "part-0.parquet").to_pylist()
+
+
+def episodes(data, domain):
+    return {e.trajectory_id: e for e in read_episodes(data, domain)}
+
+
+def test_rl_split_has_one_judgeable_turn_per_trajectory_under_the_cap(data, tok):
+    stats = build_rl_split(data, tok, DOMAINS, RlConfig(max_prompt_tokens=400))
+    for domain in DOMAINS:
+        eps, samples = episodes(data, domain), rows(data, "rl_split", domain)
+        with_targets = {t for t, e in eps.items() if any(s.judgeable for s in e.steps)}
+        assert [s["trajectory_id"] for s in samples] == sorted(with_targets)  # one each
+        for sample in samples:
+            episode = eps[sample["trajectory_id"]]
+            step = next(s for s in episode.steps if s.turn_index == sample["turn_index"])
+            assert step.judgeable and sample["reference_observation"] == step.observation
+            prompt = sample["prompt"]
+            assert prompt[0]["role"] == "system" and episode.task.strip() in prompt[0]["content"]
+            assert prompt[-1] == {"role": "user", "content": step.action}
+            # the history is the turns right before the target, the oldest ones dropped
+            kept = (len(prompt) - 2) // 2
+            history = episode.steps[step.turn_index - kept:step.turn_index]
+            assert [m["content"] for m in prompt[1:-1]] == [
+                x for s in history for x in (s.action, s.observation)]
+            ids = tok.apply_chat_template(prompt, add_generation_prompt=True)["input_ids"]
+            assert sample["prompt_tokens"] == len(ids) <= 400
+            assert json.loads(sample["verifier"])["domain"] == domain
+    assert sum(stats.dropped_turns.values()) > 0  # the cap did cut histories
+
+
+def test_rl_split_all_turns_has_every_judgeable_turn(data, tok):
+    build_rl_split(data, tok, DOMAINS, RlConfig(all_turns=True))
+    for domain in DOMAINS:
+        eps = episodes(data, domain)
+        expected = sorted((t, s.turn_index) for t, e in eps.items() for s in e.steps
+                          if s.judgeable)
+        got = [(r["trajectory_id"], r["turn_index"]) for r in rows(data, "rl_split_all_turns",
+                                                                   domain)]
+        assert got == expected
+
+
+def test_sft_split_messages_and_targets(data, tok):
+    stats = build_sft_split(data, tok, DOMAINS, SftConfig(max_prompt_tokens=600))
+    variants = set()
+    for domain in DOMAINS:
+        eps = episodes(data, domain)
+        for sample in rows(data, "sft_split", domain):
+            messages = sample["messages"]
+            roles = [m["role"] for m in messages]
+            assert roles[0] == "system" and roles[-2:] == ["user", "assistant"]
+            assert roles[1:-2] == ["user", "assistant"] * ((len(roles) - 3) // 2)
+            step = next(s for s in eps[sample["trajectory_id"]].steps
+                        if s.turn_index == sample["turn_index"])
+            match = TARGET.match(messages[-1]["content"])
+            assert match and match.group(2) == step.observation and step.judgeable
+            assert sample["reasoning_source"] == "deterministic"
+            variants.add(sample["prompt_variant"])
+    assert len(variants) >= 5 and sum(stats.samples.values()) > 20
+
+
+def test_exports_load_with_datasets_and_read_as_conversational(data, tok):
+    build_sft_split(data, tok, DOMAINS)
+    build_rl_split(data, tok, DOMAINS)
+    sft = load_from_disk(str(data / "sft_split" / "hf"))
+    rl = load_from_disk(str(data / "rl_split" / "hf"))
+    assert sft["train"].num_rows == sum(len(rows(data, "sft_split", d)) for d in DOMAINS)
+    assert is_conversational(sft["train"][0]) and is_conversational(rl["train"][0])
+    assert set(rl["train"].column_names) == {"prompt", "reference_observation", "domain",
+                                             "trajectory_id", "turn_index", "verifier",
+                                             "prompt_tokens"}
+
+
+def test_splits_are_byte_identical_when_rebuilt(data, tok):
+    for build, table in ((lambda: build_sft_split(data, tok, DOMAINS), "sft_split"),
+                         (lambda: build_rl_split(data, tok, DOMAINS), "rl_split")):
+        build()
+        first = (data / table / "domain=mcp" / "part-0.parquet").read_bytes()
+        build()
+        assert (data / table / "domain=mcp" / "part-0.parquet").read_bytes() == first
+
+
+class FakeTeacher(BaseHTTPRequestHandler):
+    """An OpenAI-compatible chat endpoint: three candidates per query, one malformed, one weak,
+    one that reasons about the action."""
+
+    def do_POST(self):  # noqa: N802 (http.server's name)
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        user = body["messages"][-1]["content"]
+        action = user.split("Action:\n", 1)[1].split("\n\nReal next observation", 1)[0]
+        good = (f"<think>The agent sends {action[:80]}; given the state shown before, the "
+                "environment applies it and answers in its usual format.</think>")
+        choices = ["no tags at all", "<think>ok</think>", good][: body.get("n", 1)]
+        payload = {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
+                   "choices": [{"index": i, "finish_reason": "stop",
+                                "message": {"role": "assistant", "content": c}}
+                               for i, c in enumerate(choices)]}
+        data = json.dumps(payload).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_teacher_keeps_the_best_candidate_and_drops_weak_queries(data, tok):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeTeacher)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        def judge(reasoning, query):  # a judge that rejects every error turn
+            return 0.0 if query.step.category == "error" else default_judge(reasoning, query)
+
+        teacher = OpenAITeacher(f"http://127.0.0.1:{server.server_port}/v1", "fake-teacher",
+                                judge=judge)
+        stats = build_sft_split(data, tok, DOMAINS, SftConfig(max_trajectories_per_domain=5),
+                                teacher)
+    finally:
+        server.shutdown()
+    kept = [r for d in DOMAINS for r in rows(data, "sft_split", d)]
+    assert teacher.stats.candidates == 3 * teacher.stats.queries
+    assert teacher.stats.malformed == teacher.stats.queries
+    assert 0 < teacher.stats.kept == len(kept) < teacher.stats.queries
+    assert sum(n for (_, r), n in stats.skipped.items() if r == "teacher_dropped") == (
+        teacher.stats.queries - teacher.stats.kept)
+    for sample in kept:
+        reasoning = TARGET.match(sample["messages"][-1]["content"]).group(1)
+        assert reasoning.startswith("The agent sends ")
+        assert sample["reasoning_source"] == "teacher:fake-teacher"

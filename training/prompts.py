@@ -1,0 +1,89 @@
+"""Next-observation prompts under a token budget, and seeded choice of target turns.
+
+A prompt for target turn t is: the system message (prompt variant + task), the history
+(turns 0..t-1 replayed as user = action, assistant = observation), the current action as the
+last user message. When it is over `max_prompt_tokens` the oldest turns are dropped, whole,
+until it fits; the system message and the current action always stay. A prompt that does not
+fit even without history is skipped and counted, so the cap always holds.
+
+Token counts are exact and cheap: the chat template puts a special token before and after each
+message and the tokenizer never merges across special tokens, so a prompt's length is the sum
+of its messages' content tokens + 2 per message + 1 (the <|assistant|> generation prompt TRL
+appends). Each message is tokenized once per episode, lazily, newest first, so a small budget
+reads only the end of a long history.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from transformers import PreTrainedTokenizerFast
+
+from training.render import Episode, Step, messages
+
+TOKENS_PER_MESSAGE = 2  # <|role|> ... <|end|>
+GENERATION_PROMPT = 1  # <|assistant|>
+
+
+def pick_turns(episode: Episode, k: int | None, seed: int) -> list[Step]:
+    """k judgeable turns of an episode (all when k is None), by a seeded hash, in turn order."""
+    judgeable = [s for s in episode.steps if s.judgeable]
+    if k is None or len(judgeable) <= k:
+        return judgeable
+
+    def draw(step: Step) -> str:
+        return hashlib.sha256(f"{seed}:{episode.trajectory_id}:{step.turn_index}".encode()
+                              ).hexdigest()
+
+    return sorted(sorted(judgeable, key=draw)[:k], key=lambda s: s.turn_index)
+
+
+@dataclass
+class Prompt:
+    """A budgeted prompt: its messages, token count and how many history turns it kept."""
+
+    messages: list[dict[str, str]]
+    tokens: int
+    history_turns: int
+    dropped_turns: int
+
+
+class PromptBuilder:
+    """Prompts for the turns of one episode, sharing one cache of message token counts."""
+
+    def __init__(self, tokenizer: PreTrainedTokenizerFast, episode: Episode, system: str,
+                 max_prompt_tokens: int) -> None:
+        self.tokenizer = tokenizer
+        self.episode = episode
+        self.system = system
+        self.max_prompt_tokens = max_prompt_tokens
+        self._counts: dict[str, int] = {}
+
+    def count(self, text: str) -> int:
+        """Content tokens of one message (cached: boilerplate repeats within an episode)."""
+        if text not in self._counts:
+            self._counts[text] = len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+        return self._counts[text]
+
+    def build(self, position: int) -> Prompt | None:
+        """The prompt predicting steps[position]; None when even no history is over budget."""
+        steps = self.episode.steps
+        fixed = (self.count(self.system) + self.count(steps[position].action)
+                 + 2 * TOKENS_PER_MESSAGE + GENERATION_PROMPT)
+        if fixed > self.max_prompt_tokens:
+            return None
+        total, first = fixed, position
+        while first > 0:
+            step = steps[first - 1]
+            cost = self.count(step.action) + self.count(step.observation) + 2 * TOKENS_PER_MESSAGE
+            if total + cost > self.max_prompt_tokens:
+                break
+            total += cost
+            first -= 1
+        return Prompt(messages(self.system, steps[first:position], steps[position].action),
+                      total, position - first, first)
+
+    def target_tokens(self, text: str) -> int:
+        """Tokens of an assistant answer with its <|end|>."""
+        return self.count(text) + 1

@@ -1,0 +1,110 @@
+"""sft_split: next-observation samples in the conversational `messages` format.
+
+Per train episode, `turns_per_trajectory` judgeable turns (seeded) become samples: the system
+message is one of the 10 prompt variants (stable hash of trajectory and turn), the history is
+replayed under `max_prompt_tokens` (oldest turns dropped), then the current action, then the
+target `<think>reasoning</think><predicted_observation>observation</predicted_observation>`.
+The reasoning comes from teacher.py (deterministic by default, or a judged teacher model).
+`max_trajectories_per_domain` bounds the split (episodes in trajectory_id order).
+
+Output: {data}/sft_split/domain={d}/part-0.parquet and {data}/sft_split/hf (CONTRACTS).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+from transformers import PreTrainedTokenizerFast
+
+from sources.storage import ParquetSink, partition_path
+from training.export import export_dataset_dict
+from training.prompt_variants import prompts_version, system_prompt, variant_for
+from training.prompts import PromptBuilder, pick_turns
+from training.render import first_episodes
+from training.sample_stats import SampleStats
+from training.teacher import OpenAITeacher, Query, deterministic_rationale
+
+MESSAGE = pa.struct([("role", pa.string()), ("content", pa.string())])
+SFT_SCHEMA = pa.schema([
+    ("messages", pa.list_(MESSAGE)), ("domain", pa.string()), ("trajectory_id", pa.string()),
+    ("turn_index", pa.int32()), ("prompt_variant", pa.int32()),
+    ("reasoning_source", pa.string()),
+])
+SFT_COLUMN_DOCS = {
+    "messages": "system (a prompt variant with the task), history as user = action / "
+                "assistant = observation, the current action, then the assistant target "
+                "<think>...</think><predicted_observation>...</predicted_observation>",
+    "domain": "domain partition",
+    "trajectory_id": "the train trajectory the sample comes from",
+    "turn_index": "the target turn (0-based)",
+    "prompt_variant": "which of the 10 system prompt variants (0..9)",
+    "reasoning_source": "'deterministic' (rationale from the data) or 'teacher:<model>'",
+}
+
+
+@dataclass(frozen=True)
+class SftConfig:
+    """Targets per trajectory, prompt token budget, trajectory budget, seed."""
+
+    turns_per_trajectory: int = 2
+    max_prompt_tokens: int = 2048
+    max_trajectories_per_domain: int | None = 60
+    seed: int = 0
+
+    def __str__(self) -> str:
+        return (f"k{self.turns_per_trajectory}_p{self.max_prompt_tokens}"
+                f"_t{self.max_trajectories_per_domain or 'all'}_seed{self.seed}"
+                f"_prompts{prompts_version()}")
+
+
+def target_text(reasoning: str, observation: str) -> str:
+    """The assistant target of a sample."""
+    return (f"<think>{reasoning}</think>"
+            f"<predicted_observation>{observation}</predicted_observation>")
+
+
+def build_sft_split(data_dir: Path, tokenizer: PreTrainedTokenizerFast, domains: Sequence[str],
+                    config: SftConfig = SftConfig(), teacher: OpenAITeacher | None = None
+                    ) -> SampleStats:
+    """Write sft_split (Parquet per domain, then the DatasetDict); return the counts."""
+    stats = SampleStats(config=str(config))
+    source = teacher.source if teacher else "deterministic"
+    written = []
+    for domain in domains:
+        if not partition_path(data_dir, "trajectory_split", domain).exists():
+            continue
+        written.append(domain)
+        with ParquetSink(partition_path(data_dir, "sft_split", domain), SFT_SCHEMA,
+                         rows_per_batch=256) as sink:
+            for episode in first_episodes(data_dir, domain, config.max_trajectories_per_domain):
+                stats.trajectories[domain] += 1
+                for step in pick_turns(episode, config.turns_per_trajectory, config.seed):
+                    position = episode.steps.index(step)
+                    variant = variant_for(f"{episode.trajectory_id}:{step.turn_index}",
+                                          config.seed)
+                    system = system_prompt(variant, domain, episode.task, episode.formats())
+                    prompt = PromptBuilder(tokenizer, episode, system,
+                                           config.max_prompt_tokens).build(position)
+                    if prompt is None:
+                        stats.skipped[domain, "over_budget"] += 1
+                        continue
+                    previous = episode.steps[position - 1].observation if position else ""
+                    query = Query(domain, previous, step)
+                    reasoning = (teacher.rationale(query) if teacher
+                                 else deterministic_rationale(query))
+                    if reasoning is None:
+                        stats.skipped[domain, "teacher_dropped"] += 1
+                        continue
+                    target = target_text(reasoning, step.observation)
+                    sink.write({"messages": [*prompt.messages,
+                                             {"role": "assistant", "content": target}],
+                                "domain": domain, "trajectory_id": episode.trajectory_id,
+                                "turn_index": step.turn_index, "prompt_variant": variant,
+                                "reasoning_source": source})
+                    stats.add(domain, prompt.tokens, len(tokenizer(target)["input_ids"]) + 1,
+                              prompt.dropped_turns)
+    export_dataset_dict(data_dir, "sft_split", written)
+    return stats
