@@ -13,9 +13,9 @@ from sources.storage import CheckOutcome, scalar_query
 SHARE_COLUMNS = ("overlap_action", "overlap_context", "novelty", "jaccard_prev",
                  "jaccard_max_prev")
 
-FEATURES_OUT_OF_RANGE_SQL = """
+FEATURES_OUT_OF_RANGE_SQL = f"""
 SELECT count(*) FROM read_parquet($path)
-WHERE {share_violations}
+WHERE {" OR ".join(f"({column} < 0 OR {column} > 1)" for column in SHARE_COLUMNS)}
    OR length_ratio_prev < 0 OR length_ratio_action < 0 OR corpus_frequency < 1
 """
 
@@ -35,9 +35,7 @@ POLICY_HASHES_SQL = "SELECT DISTINCT policy_hash FROM read_parquet($labels)"
 def features_in_range(features_path: Path) -> CheckOutcome:
     """Shares and similarities lie in [0, 1] (or are null where undefined), ratios are >= 0,
     and an observation occurs in at least its own trajectory."""
-    share_violations = " OR ".join(f"({column} < 0 OR {column} > 1)" for column in SHARE_COLUMNS)
-    bad = scalar_query(FEATURES_OUT_OF_RANGE_SQL.format(share_violations=share_violations),
-                  path=str(features_path))
+    bad = scalar_query(FEATURES_OUT_OF_RANGE_SQL, path=str(features_path))
     return CheckOutcome(bad == 0, "features lie in their documented ranges",
                         {"rows_out_of_range": bad})
 
