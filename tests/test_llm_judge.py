@@ -22,7 +22,9 @@ from bench.sample import BenchSample
 from bench.serve.run import ServeConfig, model_app, serve_in_background
 from sources.schema import DOMAINS
 from tests.scripted_endpoint import scripted_endpoint
-from tests.tiny_lm import tiny_model_dir  # noqa: F401  (fixture)
+from tests.tiny_lm import tiny_model_dir, torch_one_thread  # noqa: F401  (fixtures)
+
+pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
 SCORES = {"format": 5, "factuality": 4, "consistency": 4, "realism": 5, "quality": 3}
 GOOD = ("The listing matches.\n<final_evaluation>\n"

@@ -10,7 +10,9 @@ import openai
 import pytest
 
 from bench.serve.run import ServeConfig, model_app, serve_in_background
-from tests.tiny_lm import tiny_model_dir  # noqa: F401  (fixture)
+from tests.tiny_lm import tiny_model_dir, torch_one_thread  # noqa: F401  (fixtures)
+
+pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
 MESSAGES = [{"role": "system", "content": "You simulate a Linux shell."},
             {"role": "user", "content": "### Turn 1\n**Action:**\nls -la"}]

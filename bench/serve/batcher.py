@@ -1,12 +1,14 @@
 """One worker thread owns the model; concurrent requests queue here.
 
 Requests that ask for the same settings are generated together in one padded batch, which is
-where a single GPU gets its throughput. A seeded request runs alone, so its reply depends on its
-seed only and not on whichever requests happened to share its batch. Streams run alone too.
+where a single GPU gets its throughput. A seeded sampling request runs alone, so its reply
+depends on its seed only and not on whichever requests happened to share its batch (a greedy
+request has no randomness: its seed is ignored and it batches). Streams run alone.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -108,7 +110,7 @@ class GenerationWorker:
                 return None
             first = self._jobs.popleft()
             batch = [first]
-            if first.deliver is None and first.settings.seed is None:
+            if first.deliver is None and _batch_key(first.settings) is not None:
                 for job in list(self._jobs):
                     if len(batch) >= self.max_batch:
                         break
@@ -119,7 +121,7 @@ class GenerationWorker:
 
     def _compatible(self, batch: list[_Job], job: _Job) -> bool:
         """Same settings, not a stream, and every prompt still gets its full budget."""
-        if job.deliver is not None or job.settings != batch[0].settings:
+        if job.deliver is not None or _batch_key(job.settings) != _batch_key(batch[0].settings):
             return False
         if self.model.context_length is None:
             return True
@@ -152,3 +154,10 @@ class GenerationWorker:
             job.deliver(error)
             return
         job.deliver(None)
+
+
+def _batch_key(settings: SamplingSettings) -> SamplingSettings | None:
+    """Requests with equal keys may share a batch; None: this one must run alone."""
+    if settings.greedy:
+        return dataclasses.replace(settings, seed=None)
+    return settings if settings.seed is None else None

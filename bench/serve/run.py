@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import torch
 import uvicorn
 from fastapi import FastAPI
 
@@ -31,6 +32,7 @@ class ServeConfig:
     default_max_tokens: int = 512
     dtype: str = "auto"
     device: str | None = None
+    threads: int | None = None  # torch intra-op threads on CPU (None: torch's default)
 
 
 @contextmanager
@@ -46,6 +48,8 @@ def model_app(config: ServeConfig) -> Iterator[FastAPI]:
 
 def serve(config: ServeConfig) -> None:
     """Serve until interrupted (Ctrl-C)."""
+    if config.threads:
+        torch.set_num_threads(config.threads)
     with model_app(config) as app:
         uvicorn.run(app, host=config.host, port=config.port, log_level="info")
 
