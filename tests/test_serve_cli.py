@@ -13,6 +13,7 @@ import pytest
 
 from tests.conftest import REPO_ROOT
 from tests.tiny_lm import tiny_model_dir, torch_one_thread  # noqa: F401  (fixtures)
+from worldtrace.cli import main
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
@@ -51,10 +52,6 @@ def test_worldtrace_serve_answers_the_official_client(tiny_model_dir):  # noqa: 
         server.wait(timeout=30)
 
 
-def test_a_missing_model_folder_is_a_one_line_error(tmp_path):
-    result = subprocess.run(
-        [sys.executable, "-m", "worldtrace", "serve", "--model", str(tmp_path / "nope")],
-        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)}, capture_output=True, text=True,
-        timeout=120)
-    assert result.returncode == 2
-    assert "no such model folder" in result.stderr and "Traceback" not in result.stderr
+def test_a_missing_model_folder_is_a_one_line_error(tmp_path, capsys):
+    assert main(["serve", "--model", str(tmp_path / "nope")]) == 2
+    assert "no such model folder" in capsys.readouterr().err
