@@ -2,6 +2,7 @@
 
 import dagster as dg
 
+from assets.bench import agentworldbench, bench_predictions, bench_scores, leaderboard
 from assets.factory import generated_traces
 from assets.ingest import raw_traces
 from assets.quality import trajectory_dedup, turn_features, turn_labels
@@ -17,12 +18,14 @@ from assets.splits import (
 )
 from assets.training import cpt_model, rl_model, sft_model
 
-# The models train once on every domain's splits; they are not per-partition work.
+# The models train once on every domain's splits; they are not per-partition work. The bench
+# measures them (and the baselines) over all seven domains at once, after the models.
 models = dg.AssetSelection.assets(cpt_model, sft_model, rl_model)
+bench = dg.AssetSelection.groups("bench")
 
 main_job = dg.define_asset_job(
     "main_job",
-    selection=dg.AssetSelection.all() - models,
+    selection=dg.AssetSelection.all() - models - bench,
     description="Every stage for one domain partition: generate, ingest, curate.",
 )
 
@@ -32,11 +35,18 @@ models_job = dg.define_asset_job(
     description="CPT -> SFT -> RL (GSPO) on the split tables of all domains, once.",
 )
 
+bench_job = dg.define_asset_job(
+    "bench_job",
+    selection=bench,
+    description="AgentWorldBench: build from the bench pool, predict, judge, leaderboard.",
+)
+
 defs = dg.Definitions(
     assets=[generated_traces, raw_traces, turn_features, turn_labels, trajectory_dedup,
             scrubbed_traces, trajectory_split, tokenizer, cpt_corpus, sft_split, rl_split,
             rl_split_all_turns,
-            cpt_model, sft_model, rl_model],
-    jobs=[main_job, models_job],
+            cpt_model, sft_model, rl_model,
+            agentworldbench, bench_predictions, bench_scores, leaderboard],
+    jobs=[main_job, models_job, bench_job],
     resources={"storage": storage_from_environment()},
 )

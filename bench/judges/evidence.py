@@ -173,3 +173,12 @@ def length_agreement(predicted: str, reference: str) -> float:
     """min/max of the two line counts (1.0 when both are empty)."""
     a, b = len(lines(predicted)), len(lines(reference))
     return min(a, b) / max(a, b) if max(a, b) else 1.0
+
+
+def clear_caches() -> None:
+    """Forget every memoised text measurement (benchmarks time the judges cold)."""
+    from bench.judges.gui import parse_screen
+
+    for function in (mask_volatile, lines, tokens, word_set, trigram_set, identifiers,
+                     looks_like_error, parse_screen):
+        function.cache_clear()

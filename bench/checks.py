@@ -1,0 +1,70 @@
+"""Checks that the bench measures what it claims: no sample the models could have trained on.
+
+- samples_in_bench_pool: every sample's trajectory is in trajectory_split's bench pool.
+- no_near_duplicate_in_train: no train-pool trajectory is a near duplicate of a sample's
+  trajectory: the MinHash estimate of their Jaccard (the dedup stage's stored signatures, word
+  5-grams of task + turns) stays under the dedup stage's near-duplicate threshold, 0.8.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pyarrow.parquet as pq
+
+from bench.sample import BenchSample
+from quality.minhash import estimate_jaccard, signatures_from_arrow
+from sources.storage import CheckOutcome, partition_path, sql_path
+
+NEAR_DUPLICATE_JACCARD = 0.8  # quality/dedup.py's near-duplicate threshold
+
+
+def _pools(data_dir, domain: str) -> dict[str, str]:
+    path = partition_path(data_dir, "trajectory_split", domain)
+    with duckdb.connect() as con:
+        rows = con.execute(f"SELECT trajectory_id, pool FROM read_parquet({sql_path(path)})"
+                           ).fetchall()
+    return dict(rows)
+
+
+def samples_in_bench_pool(data_dir, samples: Sequence[BenchSample]) -> CheckOutcome:
+    """Every sample's trajectory has pool == 'bench'."""
+    outside: list[str] = []
+    for domain in sorted({s.domain for s in samples}):
+        pools = _pools(data_dir, domain)
+        outside += [s.id for s in samples if s.domain == domain
+                    and pools.get(s.trajectory_id) != "bench"]
+    return CheckOutcome(not outside, f"{len(outside)} of {len(samples)} samples come from "
+                        "trajectories outside the bench pool",
+                        {"outside": len(outside), "examples": ", ".join(outside[:5])})
+
+
+def _signatures(data_dir) -> tuple[dict[str, int], list[str], np.ndarray]:
+    """(row of each trajectory, kind per row, signatures) from the dedup stage's table."""
+    path = Path(data_dir) / "trajectory_dedup" / "signatures.parquet"
+    table = pq.read_table(path, columns=["trajectory_id", "kind", "signature"])
+    width = table.schema.field("signature").type.list_size
+    rows = {tid: k for k, tid in enumerate(table["trajectory_id"].to_pylist())}
+    return rows, table["kind"].to_pylist(), signatures_from_arrow(table["signature"], width)
+
+
+def no_near_duplicate_in_train(data_dir, samples: Sequence[BenchSample]) -> CheckOutcome:
+    """The highest MinHash Jaccard between a sample's trajectory and any train trajectory
+    whose signature is of the same kind (word or character shingles, as dedup made them)."""
+    rows, kinds, sigs = _signatures(data_dir)
+    train = [t for d in sorted({s.domain for s in samples})
+             for t, pool in _pools(data_dir, d).items() if pool == "train" and t in rows]
+    worst, pairs = 0.0, 0
+    for trajectory_id in sorted({s.trajectory_id for s in samples} & rows.keys()):
+        kind = kinds[rows[trajectory_id]]
+        same_kind = [rows[t] for t in train if kinds[rows[t]] == kind]
+        if same_kind:
+            similarity = estimate_jaccard(sigs[rows[trajectory_id]][None, :], sigs[same_kind])
+            worst = max(worst, float(similarity.max()))
+            pairs += int((similarity >= NEAR_DUPLICATE_JACCARD).sum())
+    return CheckOutcome(pairs == 0, f"{pairs} (sample trajectory, train trajectory) pairs at "
+                        f"MinHash Jaccard >= {NEAR_DUPLICATE_JACCARD}; highest {worst:.3f}",
+                        {"near_duplicate_pairs": pairs, "max_jaccard": round(worst, 4)})

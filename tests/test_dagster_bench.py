@@ -1,0 +1,52 @@
+"""The bench assets on a real Dagster instance over a small generated corpus with a real split."""
+
+from __future__ import annotations
+
+import csv
+import shutil
+from pathlib import Path
+
+import dagster as dg
+import pyarrow.parquet as pq
+
+from assets.bench import agentworldbench, bench_predictions, bench_scores, leaderboard
+from assets.resources import WorldtraceStorage
+from bench.official import read_official
+from bench.store import official_dir, read_samples
+from sources.schema import DOMAINS
+from sources.storage import partition_path
+from training.split import SplitConfig, split_trajectories
+
+
+def test_bench_assets_build_predict_score_and_rank(bench_corpus: Path, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(bench_corpus, data)
+    split_trajectories(data, DOMAINS, SplitConfig(bench_share=0.5))
+    storage = WorldtraceStorage(data_dir=str(data))
+    result = dg.materialize(
+        [agentworldbench, bench_predictions, bench_scores, leaderboard],
+        resources={"storage": storage},
+        run_config={"ops": {"agentworldbench": {"config": {"per_domain": 5}}}},
+    )
+    assert result.success
+    failed = [c.check_name for c in result.get_asset_check_evaluations() if not c.passed]
+    assert failed == []
+
+    samples = read_samples(data)
+    assert samples and {s.domain for s in samples} <= set(DOMAINS)
+    back, problems = read_official(official_dir(data))
+    assert problems == [] and sorted(back, key=lambda s: s.id) == sorted(samples,
+                                                                           key=lambda s: s.id)
+    scores = pq.read_table(partition_path(data, "bench_scores", samples[0].domain)).to_pylist()
+    assert {row["predictor"] for row in scores} == {"copy_last", "empty", "retrieval"}
+    assert all(0.0 <= row["score"] <= 100.0 for row in scores)
+
+    with (data / "leaderboard" / "leaderboard.csv").open(encoding="utf-8") as handle:
+        rows = {row["predictor"]: row for row in csv.DictReader(handle)}
+    assert {"copy_last", "empty", "retrieval", "Qwen-AgentWorld-35B-A3B"} <= rows.keys()
+    assert rows["Qwen-AgentWorld-35B-A3B"]["kind"] == "published"
+    assert float(rows["empty"]["Overall"]) < float(rows["copy_last"]["Overall"])
+    assert (data / "leaderboard" / "leaderboard.png").stat().st_size > 1000
+    events = {e.asset_key.to_user_string(): e for e in result.get_asset_materialization_events()}
+    metadata = events["leaderboard"].materialization.metadata
+    assert "| ours |" in metadata["leaderboard"].value
