@@ -1,0 +1,118 @@
+"""hf_local: a local transformers causal-LM folder (e.g. {data}/models/sft_model) as a predictor.
+
+Each sample is sent in the official message layout through the folder's own chat template;
+samples of similar length share a padded batch (less padding), and outputs come back in input
+order. Deterministic: batch b is generated with seed + b, and the batching depends only on the
+samples, so the same samples, model and settings give the same text.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Self
+
+from tqdm import tqdm
+
+from bench.local_model import LocalChatModel, SamplingSettings
+from bench.official import chat_messages
+from bench.predictors.base import PredictorContext
+from bench.predictors.messages import Messages, fit_messages
+from bench.sample import BenchSample
+
+
+@dataclass(frozen=True)
+class HfLocalConfig:
+    """A model folder and how to generate from it (temperature 0 = greedy)."""
+
+    model_dir: Path
+    batch_size: int = 8
+    max_new_tokens: int = 1024
+    temperature: float = 0.0
+    top_p: float = 1.0
+    seed: int = 0
+    dtype: str = "auto"
+    device: str | None = None
+    progress: bool = False
+
+
+@dataclass
+class HfLocalStats:
+    """Counters kept as predictions run."""
+
+    samples: int = 0
+    batches: int = 0
+    trimmed_samples: int = 0  # samples whose oldest turns were dropped to fit the context
+    dropped_turns: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+
+
+@dataclass
+class HfLocalPredictor:
+    """Predict with a local model; `model` may be passed in to share one loaded copy."""
+
+    config: HfLocalConfig
+    model: LocalChatModel | None = None
+    stats: HfLocalStats = field(default_factory=HfLocalStats)
+
+    def __post_init__(self) -> None:
+        if self.model is None:
+            self.model = LocalChatModel.load(self.config.model_dir, self.config.dtype,
+                                             self.config.device)
+        self.name = f"hf_local:{Path(self.config.model_dir).name}"
+
+    @classmethod
+    def from_spec(cls, argument: str | None, context: PredictorContext) -> Self:
+        """`hf_local:PATH`, or `hf_local:NAME` for {data_dir}/models/NAME."""
+        if not argument:
+            raise ValueError("hf_local needs a model folder: hf_local:PATH or hf_local:NAME")
+        folder = Path(argument)
+        if not folder.exists() and context.data_dir is not None:
+            folder = Path(context.data_dir) / "models" / argument
+        return cls(HfLocalConfig(folder, max_new_tokens=context.max_new_tokens,
+                                 temperature=context.temperature, seed=context.seed))
+
+    def predict(self, samples: Sequence[BenchSample]) -> list[str]:
+        start = time.perf_counter()
+        conversations = [self._fit(chat_messages(sample)) for sample in samples]
+        lengths = [self.model.prompt_tokens(c) for c in conversations]
+        order = sorted(range(len(samples)), key=lambda i: (lengths[i], i))
+        outputs: list[str] = [""] * len(samples)
+        size = self.config.batch_size
+        bar = tqdm(total=len(samples), desc=self.name, unit=" samples",
+                   disable=not self.config.progress)
+        for batch, first in enumerate(range(0, len(order), size)):
+            chosen = order[first:first + size]
+            results = self.model.generate([conversations[i] for i in chosen],
+                                          self._settings(self.config.seed + batch))
+            for i, result in zip(chosen, results, strict=True):
+                outputs[i] = result.choices[0].text
+                self.stats.prompt_tokens += result.prompt_tokens
+                self.stats.completion_tokens += result.choices[0].completion_tokens
+            self.stats.batches += 1
+            bar.update(len(chosen))
+        bar.close()
+        self.stats.samples += len(samples)
+        self.stats.seconds += time.perf_counter() - start
+        return outputs
+
+    def _settings(self, seed: int) -> SamplingSettings:
+        return SamplingSettings(max_new_tokens=self.config.max_new_tokens,
+                                temperature=self.config.temperature, top_p=self.config.top_p,
+                                seed=seed)
+
+    def _fit(self, messages: Messages) -> Messages:
+        """Drop the oldest turns until the prompt leaves room to answer."""
+        context = self.model.context_length
+        if context is None:
+            return messages
+        limit = context - min(self.config.max_new_tokens, context // 2)
+        fitted, dropped = fit_messages(messages, lambda m: self.model.prompt_tokens(m) <= limit)
+        if dropped:
+            self.stats.trimmed_samples += 1
+            self.stats.dropped_turns += dropped
+        return fitted
