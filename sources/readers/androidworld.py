@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-from sources.readers.base import FormatError, JsonDocumentReader, expect
+from sources.readers.base import FormatError, JsonDocumentReader, expect, outcome_label
 from sources.readers.ui_render import render_ui_elements
 from sources.schema import Quarantine, Trajectory, Turn
 
@@ -80,18 +80,6 @@ def parse_action(raw: Any) -> tuple[str, str, str | None, str | None]:
             return action, kind, action_type, reason
     # Not a JSON action (the agent's output did not parse): keep what it sent, verbatim.
     return text, "other", None, reason
-
-
-def _outcome(value: Any) -> str:
-    """AndroidWorld's own success label: a bool, or 1.0 / 0.0 (is_successful is a float)."""
-    if isinstance(value, bool):
-        return "success" if value else "failure"
-    if isinstance(value, int | float):
-        if value == 1:
-            return "success"
-        if value == 0:
-            return "failure"
-    return "unknown"
 
 
 def _elements(value: Any, path: Path, position: str) -> list[Any]:
@@ -169,7 +157,7 @@ class AndroidWorldReader(JsonDocumentReader):
         if any(reasons):
             metadata["reasons"] = reasons
         success = doc.get("success", doc.get("is_successful"))
-        return Trajectory(task=goal, turns=turns, position="$", outcome=_outcome(success),
+        return Trajectory(task=goal, turns=turns, position="$", outcome=outcome_label(success),
                           metadata=metadata)
 
     @staticmethod

@@ -17,13 +17,13 @@ from __future__ import annotations
 import json
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 import ijson
 
-from sources.schema import Quarantine, Trajectory
+from sources.schema import OUTCOMES, Quarantine, Trajectory
 
 SNIFF_BYTES = 65536  # enough to see the keys of any format we read, small enough to be free
 
@@ -210,3 +210,31 @@ def render_call(name: str, arguments: Any) -> str:
     else:
         args = json.dumps(arguments, ensure_ascii=False)
     return f"{name}({args})"
+
+
+def outcome_label(value: Any, scores: bool = True) -> str:
+    """A format's own label as an outcome: an outcome name, a boolean, or (with `scores`) a
+    number 1 or 0 (a reward, a success rate); anything else is "unknown"."""
+    if isinstance(value, str) and value in OUTCOMES:
+        return value
+    if isinstance(value, bool):
+        return "success" if value else "failure"
+    if scores and isinstance(value, int | float) and value in (0, 1):
+        return "success" if value == 1 else "failure"
+    return "unknown"
+
+
+def record_outcome(record: dict[str, Any], flags: Sequence[str],
+                   scores: Sequence[str] = ()) -> str:
+    """A record's own label: its `outcome` when that is an outcome name, else the first boolean
+    among `flags`, else the first 1 or 0 among `scores`; "unknown" when there is none."""
+    if isinstance(record.get("outcome"), str) and record["outcome"] in OUTCOMES:
+        return record["outcome"]
+    for key in flags:
+        if isinstance(record.get(key), bool):
+            return outcome_label(record[key])
+    for key in scores:
+        value = record.get(key)
+        if not isinstance(value, bool) and outcome_label(value) != "unknown":
+            return outcome_label(value)
+    return "unknown"

@@ -39,11 +39,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from sources.readers.base import InputError, as_text, render_call
+from sources.readers.base import InputError, as_text, record_outcome, render_call
 from sources.readers.content_blocks import unwrap_content
-from sources.schema import OUTCOMES, Quarantine, Trajectory, Turn
+from sources.schema import Quarantine, Trajectory, Turn
 
 ERROR_PREFIXES = ("Error executing tool",)  # MCP Python SDK: f"Error executing tool {name}: {e}"
+
+CHAT_OUTCOME_FLAGS = ("success", "pass", "resolved")  # booleans a chat record may carry
 
 
 @dataclass
@@ -236,17 +238,6 @@ def convert_messages(messages: Any, position: str) -> ChatConversion:
     return ChatConversion(task or "", system_prompt, turns, metadata, problems)
 
 
-def record_outcome(record: dict[str, Any]) -> str:
-    """The record's own label: `outcome` in OUTCOMES, or a boolean success/pass/resolved."""
-    outcome = record.get("outcome")
-    if isinstance(outcome, str) and outcome in OUTCOMES:
-        return outcome
-    for key in ("success", "pass", "resolved"):
-        if isinstance(record.get(key), bool):
-            return "success" if record[key] else "failure"
-    return "unknown"
-
-
 def chat_record_items(
     record: Any, source_path: str, position: str
 ) -> Iterator[Trajectory | Quarantine]:
@@ -280,7 +271,8 @@ def chat_record_items(
     metadata.update(chat.metadata)
     if chat.problems:
         metadata["n_quarantined_messages"] = len(chat.problems)
-    yield Trajectory(task=task, turns=chat.turns, position=position, outcome=record_outcome(record),
+    yield Trajectory(task=task, turns=chat.turns, position=position,
+                     outcome=record_outcome(record, CHAT_OUTCOME_FLAGS),
                      system_prompt=chat.system_prompt, metadata=metadata)
     for where, reason in chat.problems:
         yield Quarantine(source_path, where, reason)

@@ -39,9 +39,10 @@ from sources.readers.base import (
     iter_json_array,
     iter_jsonl,
     load_json,
+    outcome_label,
     read_head,
 )
-from sources.schema import OUTCOMES, Quarantine, Trajectory, Turn
+from sources.schema import Quarantine, Trajectory, Turn
 
 _SEGMENT = re.compile(r"([^.\[\]]+)|\[(-?\d+)\]")
 _MISSING = object()
@@ -276,6 +277,4 @@ class MappedReader(Reader):
 
     def _outcome(self, data: Any) -> str:
         value = resolve(data, self.mapping.outcome, "$") if self.mapping.outcome else None
-        if isinstance(value, bool):
-            return "success" if value else "failure"
-        return value if value in OUTCOMES else "unknown"
+        return outcome_label(value, scores=False)

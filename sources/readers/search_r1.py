@@ -33,8 +33,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-from sources.readers.base import FormatError, Reader, as_text, read_jsonl_items
-from sources.schema import OUTCOMES, Quarantine, Trajectory, Turn
+from sources.readers.base import FormatError, Reader, as_text, read_jsonl_items, record_outcome
+from sources.schema import Quarantine, Trajectory, Turn
 
 _TAG = re.compile(r"<(search|information|answer)>(.*?)</\1>", re.DOTALL)
 # The template's example, right before "Question:"; "For example, " keeps a model's own
@@ -63,20 +63,6 @@ def _split_prompt(prompt: str) -> tuple[str | None, str | None]:
     if cut < 0:
         return None, None
     return prompt[:cut].strip() or None, prompt[cut + len("Question:"):].strip() or None
-
-
-def _outcome(record: dict[str, Any]) -> str:
-    outcome = record.get("outcome")
-    if isinstance(outcome, str) and outcome in OUTCOMES:
-        return outcome
-    for key in ("success", "correct", "is_correct"):
-        if isinstance(record.get(key), bool):
-            return "success" if record[key] else "failure"
-    for key in ("reward", "score"):
-        value = record.get(key)
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and value in (0, 1):
-            return "success" if value == 1 else "failure"
-    return "unknown"
 
 
 class SearchR1Reader(Reader):
@@ -153,7 +139,8 @@ class SearchR1Reader(Reader):
         if problems:
             metadata["n_quarantined_tags"] = len(problems)
         yield Trajectory(task=task or "", turns=turns, position=position,
-                         outcome=_outcome(record),
+                         outcome=record_outcome(record, ("success", "correct", "is_correct"),
+                                                 ("reward", "score")),
                          system_prompt="\n\n".join(system_parts) if system_parts else None,
                          metadata=metadata)
         for where, reason in problems:
