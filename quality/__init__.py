@@ -12,5 +12,6 @@ Plain Python and SQL (no Dagster here; assets/ wires these entry points):
                 -> DedupStats` (dedup_candidates.sql)
 - shingles.py, minhash.py   word n-gram hashing and MinHash signatures (datasketch-exact)
 - stage.py      `run_quality_stage(data_dir, out_dir, domains, workers)`: all of it
-- grade.py      `worldtrace quality grade`: the stage against the generator's planted truth
+- grade.py      `grade(...)` behind `worldtrace quality grade`: the stage against the generator's
+                planted truth (grade_labels.py: against a hand-labelled set)
 """
