@@ -53,6 +53,7 @@ from quality.minhash import (
     signatures_from_arrow,
 )
 from quality.observation_sets import common_words, occurrence_keys, shingle_counts, word_counts
+from quality.reply_features import REPLY_COLUMN_DOCS, reply_columns
 from quality.shingles import ShingleConfig, Shingled, shingle_words, word_hashes
 from sources.schema import TURN_SCHEMA
 from sources.storage import load_sql, query_arrow, sql_literal, write_parquet
@@ -100,6 +101,7 @@ FEATURE_COLUMN_DOCS: dict[str, str] = {
     "own_words": "distinct words of the observation that are neither in its action nor chrome "
                  "(words on half the observations of its trajectory -- toolbars, prompts, "
                  "headers -- or on 10 % of the partition's: markup, function words)",
+    **REPLY_COLUMN_DOCS,
 }
 
 
@@ -205,7 +207,7 @@ def _render_turn_sql(config: FeatureConfig) -> str:
     def matches(regexes: tuple[str, ...]) -> str:
         return f"regexp_matches(t.head_tail, {sql_literal(patterns.any_of(regexes))})"
 
-    checks = [matches(patterns.GENERIC_ERRORS)]
+    checks = [matches(patterns.GENERIC_ERRORS + patterns.REFUSALS)]
     for fmt, extra in sorted(patterns.FORMAT_ERRORS.items()):
         checks.append(f"(t.observation_format = {sql_literal(fmt)} AND "
                       f"{matches(extra)})")
@@ -333,6 +335,8 @@ def _batch_features(con: duckdb.DuckDBPyConnection, batch: pa.Table, traj_offset
     con.register("turns", turns)
     part = query_arrow(con, turn_sql)
     con.unregister("turns")
+    for name, column in reply_columns(batch, turn).items():
+        part = part.append_column(name, column)
     part = (part.append_column("action_words", pa.array(action_share, pa.float64(),
                                                         mask=np.isnan(action_share)))
             .append_column("obs_signature", signature_array(obs_sig))

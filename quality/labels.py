@@ -28,10 +28,12 @@ _THRESHOLDS: dict[str, tuple[str, ...]] = {
     "empty": ("max_content_chars",),
     "error": (),
     "unchanged": ("max_novel_shingles", "min_jaccard_prev", "min_jaccard_max_prev",
-                  "min_overlap_context"),
+                  "min_overlap_context", "min_seen_line_share", "min_view_shingles",
+                  "min_view_jaccard", "max_view_novelty"),
     "echo": ("min_overlap_action", "max_novelty", "min_overlap_action_with_context",
-             "min_new_words_in_action", "max_novelty_new_words", "max_own_words"),
-    "boilerplate": ("min_trajectories", "min_trajectory_share"),
+             "min_new_words_in_action", "max_novelty_new_words", "max_own_words",
+             "min_arg_chars", "max_ack_words", "min_action_line_share"),
+    "boilerplate": ("min_trajectories", "min_trajectory_share", "max_ack_words"),
     "informative": (),
 }
 

@@ -17,6 +17,11 @@ labelled AS (
             -- the action changed nothing: the previous observation again
             WHEN f.novel_shingles <= $unchanged_max_novel_shingles
                  AND f.jaccard_prev >= $unchanged_min_jaccard_prev THEN 'unchanged'
+            -- most lines restate the action (the typed command, the lines just inserted)
+            WHEN f.action_line_share >= $echo_min_action_line_share THEN 'echo'
+            -- an acknowledgement that restates the call's arguments ("Wrote to PATH")
+            WHEN f.ack_phrase AND f.arg_chars_found >= $echo_min_arg_chars
+                 AND f.ack_words <= $echo_max_ack_words THEN 'echo'
             -- what is new is the action's own text
             WHEN f.overlap_action >= $echo_min_overlap_action
                  OR (f.novel_shingles >= 1 AND f.novelty <= $echo_max_novelty
@@ -27,6 +32,10 @@ labelled AS (
                      AND f.novelty <= $echo_max_novelty_new_words) THEN 'echo'
             -- the same observation, as a whole, in many trajectories
             WHEN f.corpus_frequency >= b.min_trajectories THEN 'boilerplate'
+            -- a generic acknowledgement with nothing of the call or the step in it
+            WHEN f.ack_phrase AND f.arg_chars_found = 0 AND f.foreign_ids = 0
+                 AND f.ack_words <= $boilerplate_max_ack_words THEN 'boilerplate'
+            WHEN f.confirm_prompt AND f.arg_chars_found = 0 THEN 'boilerplate'
             -- a short canned message around the action's words ("Replaced X with Y")
             WHEN f.template_frequency >= b.min_trajectories AND f.action_words > 0
                  AND f.own_words <= $echo_max_own_words THEN 'echo'
@@ -36,6 +45,14 @@ labelled AS (
             WHEN f.novel_shingles <= $unchanged_max_novel_shingles
                  AND (f.jaccard_max_prev >= $unchanged_min_jaccard_max_prev
                       OR f.overlap_context >= $unchanged_min_overlap_context) THEN 'unchanged'
+            -- ... also once clocks, counters and ids are masked, or line by line: a view
+            -- shown before with only the lines the action touched changed
+            WHEN f.repeat_masked > 0 THEN 'unchanged'
+            WHEN f.seen_line_share >= $unchanged_min_seen_line_share
+                 AND f.action_line_share < $echo_min_action_line_share
+                 AND f.obs_shingles >= $unchanged_min_view_shingles
+                 AND f.novelty <= $unchanged_max_view_novelty
+                 AND f.jaccard_max_prev >= $unchanged_min_view_jaccard THEN 'unchanged'
             ELSE 'informative'
         END AS category
     FROM features AS f, boilerplate_floor AS b

@@ -44,6 +44,25 @@ GENERIC_ERRORS: tuple[str, ...] = (
     r"(?i)(exit code|exit status|return ?code)\W{0,3}-?[1-9][0-9]*",
 )
 
+# Refusals and lookups that found nothing, in words no one tool owns (issue 8): "No emails
+# found matching ...", "No matches found", "No search results found.", a validator's "Wrong
+# flag!" or "Incorrect answer", an edit that a syntax or lint check rejected ("Your proposed edit
+# has introduced new syntax error(s)"), a security or policy refusal ("Security violation:
+# Command 'sleep' is not allowed"), a timeout, a search result that counts zero hits.
+REFUSALS: tuple[str, ...] = (
+    r"(?im)^\W*no (\w+ ){0,3}(found|match|matches|results?)\b",
+    r"(?im)^\W*([\w.-]+ ){0,2}not found\b",
+    r"(?i)\b(wrong|incorrect|invalid) (answer|flag|solution|password|credentials|guess)\b",
+    r"(?im)^\W*(wrong|incorrect)\b[^\n]{0,40}$",
+    r"(?i)\b(introduced|has|have|contains?|found) (new )?(syntax|lint|linting) errors?\b",
+    r"(?i)\b(edit|change)s? (was|were|has been|have been) (rejected|reverted|not applied)\b",
+    r"(?i)\b(security violation|access denied|not permitted|is not allowed|are not allowed)\b",
+    r"(?i)\btimed out\b",
+    r"(?i)\bno such (file|directory|table|column|key|user|element|host)\b",
+    r'\A\s*\{\s*"(total|total_results|totalCount|total_count|num_results|hits)"\s*:\s*0\b',
+    r"(?im)^[\w.-]+: invalid (input|argument|option)\b",
+)
+
 # Tool results (MCP, function calling): the error object or flag of the protocol, or a text
 # result that opens with the failure ("Error executing tool ...", "Failed to ...").
 TOOL_ERRORS: tuple[str, ...] = (
@@ -95,9 +114,9 @@ EMPTY_OUTPUT_WRAPPERS: tuple[str, ...] = (
     # mini-swe-agent: "<returncode>0</returncode>\n<output>\n</output>".
     r"<returncode>\s*0\s*</returncode>",
     r"</?output>",
-    # OpenHands, and MCP terminal servers (Toolathlon): the bare exit status.
-    r"\[Command finished with exit code 0\]",
-    r"(?i)command (completed|finished) with (exit|return) code:? 0\.?",
+    # (A harness's sentence saying a command finished with code 0 -- OpenHands' "[Command
+    # finished with exit code 0]", Toolathlon's "Command completed with return code: 0" -- is
+    # not a frame: it is a generic success message, boilerplate by notes/turn-categories.md.)
     # Terminus (Harbor, Terminal-Bench) wraps every screen in these headers.
     r"(?i)(current terminal state|new terminal output|current terminal screen):",
     # A line that is only a shell prompt (root@4c2a9f1e8b3d:/app#, user@host:~$).

@@ -1,0 +1,241 @@
+"""Features of short replies: acknowledgements, the action's argument values in them, and
+observations that repeat an earlier one once volatile parts are masked.
+
+A tool's acknowledgement tells a world model little, and what it tells depends on whether it
+restates the call (echo: "Successfully wrote to /w/report.md", "Email sent successfully to
+ana@x.com", "Data written to Sheet1") or not (boilerplate: "Range formatted successfully",
+"Command completed with return code: 0", "[{'number of rows inserted': 1}]"). Both are found
+here the same way for every tool: the action's argument values (the leaves of its JSON
+arguments, or the lines and path-like tokens of a plain command) are looked up verbatim in the
+observation, and what is left is checked for a generic acknowledgement with nothing
+step-specific in it.
+
+Columns (REPLY_COLUMN_DOCS):
+- arg_chars_found: characters of the action's argument values found verbatim in the
+  observation (each value at most once, longest first);
+- ack_words: words left once those values, the harness's exit-status sentence and numbers are
+  taken out (NULL when the observation is too long to be a short reply);
+- ack_phrase: what is left is a generic acknowledgement (ACK_VERBS) or nothing at all;
+- confirm_prompt: the observation asks the agent to confirm ("Are you sure you want to ...");
+- foreign_ids: identifier-like tokens (paths, e-mail addresses, dotted or mixed letter-digit
+  names) left that the action did not contain;
+- action_line_share, seen_line_share: see line_shares;
+- repeat_masked: 1 when the observation equals the previous one once timestamps, clock
+  times, hex ids and long numbers are masked and whitespace collapsed, 2 when it equals an
+  earlier one, else 0 (a match that differs where the action's arguments are quoted does not
+  count: that is an acknowledgement with other arguments).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+SHORT_REPLY_CHARS = 600  # longer observations are not short replies
+MIN_VALUE_CHARS = 3  # shorter argument values ("1", "id") match by accident
+REPEAT_HEAD_CHARS = 20_000  # repeat_masked compares this much of each observation
+
+# A harness's sentence saying how the command ended: "Command completed with return code: 0",
+# "[Command finished with exit code 0]", "exit status 0".
+EXIT_STATUS = re.compile(r"(?i)\[?\s*(command )?(completed|finished|exited)? ?with "
+                         r"(return|exit) (code|status):? ?-?\d+\.?\s*\]?")
+ACK_VERBS = re.compile(
+    r"(?i)\b(success(ful(ly)?)?|succeeded|completed?|done|ok(ay)?|created|updated|deleted"
+    r"|inserted|removed|saved|written|wrote|sent|moved|copied|renamed|formatted|applied"
+    r"|executed|claimed|added|uploaded|replaced|cleared|submitted|scheduled|started)\b")
+CONFIRM_PROMPT = re.compile(r"(?i)\bare you sure\b|\bdo you want to (continue|proceed)\b"
+                            r"|\bconfirm (that|to|you)\b")
+# Volatile or generic values: ISO timestamps, clock times, dates, numbers.
+_NUMBERISH = re.compile(r"\d{4}-\d\d-\d\d([T ][\d:.]+Z?)?|\d+([:.,]\d+)*")
+_IDENTIFIER = re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+|(?:[\w.-]*/[\w.-]+)+|\b[A-Za-z_]+\d[\w]*"
+                         r"|\b\w+[._-]\w+[\w.-]*")
+_WORD = re.compile(r"[A-Za-z]{2,}")
+_LETTERS = re.compile(r"[A-Za-z]")
+_ALNUM = re.compile(r"[^\W_]")
+# Volatile parts: timestamps, clock times, hex ids and long numbers (epoch times, byte counts,
+# tokens). Short numbers stay: "345" after "344", "Total pages: 2" after 5 are what changed.
+_VOLATILE = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d(:\d\d)?(\.\d+)?(Z|[+-]\d\d:?\d\d)?"
+                       r"|\b\d{1,2}:\d\d(:\d\d)?\b|\b(?=[0-9a-fA-F-]*\d)[0-9a-fA-F-]{8,}\b"
+                       r"|\d{4,}")
+_SPACE = re.compile(r"\s+")
+_LINE_PREFIX = re.compile(r"^\s*(\d+:|[+>] )")
+_CONTENT = re.compile(r"[^\W_].*[^\W_]")
+MIN_ECHO_LINE = 8  # an action line shorter than this restates nothing when found in a line
+LINE_MAX_CHARS = 20_000  # line shares are computed for observations up to this long
+_CALL = re.compile(r"^\s*[\w.:/-]*\((.*)\)\s*$", re.DOTALL)
+
+REPLY_COLUMN_DOCS: dict[str, str] = {
+    "action_line_share": "share of the observation's content lines that restate the action "
+                         "(the typed command on a terminal, the lines just inserted in a view)",
+    "seen_line_share": "share of its content lines shown by an earlier observation of the "
+                       "trajectory or holding one of the action's values",
+    "arg_chars_found": "characters of the action's argument values found verbatim in the "
+                       "observation (echo evidence)",
+    "ack_words": "words of a short observation once argument values, the exit-status sentence "
+                 "and numbers are taken out (NULL: not a short reply)",
+    "ack_phrase": "what is left is a generic acknowledgement ('created', 'successfully', "
+                  "'done', ...) or nothing",
+    "confirm_prompt": "the observation asks the agent to confirm ('Are you sure ...')",
+    "foreign_ids": "identifier-like tokens (paths, addresses, ids) left that the action did "
+                   "not contain",
+    "repeat_masked": "1: the previous observation again once timestamps, hex ids and long "
+                     "numbers are masked; "
+                     "2: an earlier one; 0: neither",
+}
+
+
+def _leaves(value: Any) -> Iterable[str]:
+    if isinstance(value, dict):
+        for item in value.values():
+            yield from _leaves(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _leaves(item)
+    elif isinstance(value, str):
+        yield value.strip()
+
+
+def action_values(action: str) -> list[str]:
+    """The action's argument values, longest first: the leaves of `name({...})` JSON
+    arguments (or of a bare JSON object), else its lines and its path-like tokens."""
+    values: list[str] = []
+    call = _CALL.match(action)
+    text = call.group(1) if call else action
+    try:
+        parsed = json.loads(text) if text.strip()[:1] in ("{", "[") else None
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, (dict, list)):
+        values = list(_leaves(parsed))
+    else:
+        values = [line.strip() for line in action.splitlines()]
+        values += [t.strip("'\"") for t in action.split() if _IDENTIFIER.fullmatch(t.strip("'\""))]
+    # A value needs two letters: "2.0" (a JSON-RPC version) or "1" is in every reply.
+    kept = {v for v in values if len(v) >= MIN_VALUE_CHARS and len(_LETTERS.findall(v)) >= 2}
+    return sorted(kept, key=lambda v: (-len(v), v))
+
+
+def reply_row(action: str, observation: str) -> tuple[int, int | None, bool, bool, int]:
+    """(arg_chars_found, ack_words, ack_phrase, confirm_prompt, foreign_ids) of one turn."""
+    head = observation[:SHORT_REPLY_CHARS * 4]
+    rest, found = head, 0
+    for value in action_values(action or ""):
+        if value in rest:
+            found += len(value)
+            rest = rest.replace(value, " ")
+    confirm = bool(CONFIRM_PROMPT.search(head))
+    if len(observation) > SHORT_REPLY_CHARS and not confirm:
+        return found, None, False, False, 0
+    rest = EXIT_STATUS.sub(" ", rest)
+    foreign = len(_IDENTIFIER.findall(_NUMBERISH.sub(" ", rest)))
+    words = _WORD.findall(_NUMBERISH.sub(" ", rest))
+    # Nothing left but punctuation ("Command completed with return code: 0" alone) counts as
+    # generic; a bare number left ("33") is the command's output, not an acknowledgement.
+    ack = not _ALNUM.search(rest) or bool(ACK_VERBS.search(rest))
+    return found, len(words), ack, confirm, foreign
+
+
+def _masked_key(observation: str) -> bytes:
+    text = _SPACE.sub(" ", _VOLATILE.sub("0", observation[:REPEAT_HEAD_CHARS])).strip()
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+
+
+def repeat_masked(observations: list[str], turn: np.ndarray, quotes_action: list[bool]
+                  ) -> np.ndarray:
+    """Per turn: 1 if equal (masked) to the previous observation of its trajectory, 2 if to an
+    earlier one, else 0. `turn` is each row's position in its trajectory (0 starts one). A
+    masked match whose text differs and quotes the action's arguments does not count: that is
+    an acknowledgement with other arguments (echo), not the same state."""
+    out = np.zeros(len(observations), dtype=np.int8)
+    seen: dict[bytes, str] = {}
+    previous: tuple[bytes, str] = (b"", "")
+    for row, text in enumerate(observations):
+        text = text or ""
+        if turn[row] == 0:
+            seen, previous = {}, (b"", "")
+        key = _masked_key(text)
+        if turn[row] > 0 and text.strip():
+            if key == previous[0] and (text == previous[1] or not quotes_action[row]):
+                out[row] = 1
+            elif key in seen and (text == seen[key] or not quotes_action[row]):
+                out[row] = 2
+        seen[key] = text
+        previous = (key, text)
+    return out
+
+
+def _line_key(line: str) -> str:
+    """A line as views print it, without its number ("12:", "+") and volatile parts."""
+    return _VOLATILE.sub("0", _LINE_PREFIX.sub("", line)).strip()
+
+
+def _action_lines(action: str) -> set[str]:
+    lines = {line.strip() for value in action_values(action) for line in value.splitlines()}
+    lines |= {line.strip() for line in action.splitlines()}
+    return {line for line in lines if len(line) >= MIN_VALUE_CHARS}
+
+
+def _restates(key: str, said: set[str]) -> bool:
+    """The line is a line of the action, or mostly one (a prompt before the typed command)."""
+    return key in said or any(len(a) >= max(MIN_ECHO_LINE, len(key) / 2) and a in key
+                              for a in said)
+
+
+def line_shares(actions: list[str], observations: list[str], turn: np.ndarray
+                ) -> tuple[list[float | None], list[float | None]]:
+    """Per turn, over the observation's distinct content lines (2+ letters or digits):
+    action_line_share, the share that restate the action (a line of it, or a line holding one
+    of its lines: a terminal echoing the command, a view of the lines just inserted), and
+    seen_line_share, the share shown by an earlier observation of the trajectory or holding one
+    of the action's values (a file view again with only the edited line changed). NULL when the
+    observation has no content line or is longer than LINE_MAX_CHARS."""
+    action_share: list[float | None] = []
+    seen_share: list[float | None] = []
+    seen: set[str] = set()
+    for row, (action, observation) in enumerate(zip(actions, observations, strict=True)):
+        if turn[row] == 0:
+            seen = set()
+        lines = [line for line in (observation or "").splitlines() if _CONTENT.search(line)]
+        if not lines or len(observation) > LINE_MAX_CHARS:
+            action_share.append(None)
+            seen_share.append(None)
+            seen.update(_line_key(line) for line in lines[:2000])
+            continue
+        said = _action_lines(action or "")
+        values = [re.compile(rf"(?<!\w){re.escape(v)}(?!\w)")
+                  for v in action_values(action or "") if len(v) >= MIN_VALUE_CHARS]
+        keys = sorted({_line_key(line) for line in lines})
+        restating = [_restates(key, said) for key in keys]
+        known = [r or key in seen or any(v.search(key) for v in values)
+                 for key, r in zip(keys, restating, strict=True)]
+        action_share.append(sum(restating) / len(keys))
+        seen_share.append(sum(known) / len(keys))
+        seen.update(keys)
+    return action_share, seen_share
+
+
+def reply_columns(batch: pa.Table, turn: np.ndarray) -> dict[str, pa.Array]:
+    """The REPLY_COLUMN_DOCS columns of a batch of whole trajectories, in row order."""
+    actions = batch["action"].to_pylist()
+    observations = batch["observation"].to_pylist()
+    rows = [reply_row(a or "", o or "") for a, o in zip(actions, observations, strict=True)]
+    found, words, ack, confirm, foreign = (list(c) for c in zip(*rows, strict=True)) if rows \
+        else ([], [], [], [], [])
+    action_share, seen_share = line_shares(actions, observations, turn)
+    return {
+        "action_line_share": pa.array(action_share, pa.float64()),
+        "seen_line_share": pa.array(seen_share, pa.float64()),
+        "arg_chars_found": pa.array(found, pa.int32()),
+        "ack_words": pa.array(words, pa.int32()),
+        "ack_phrase": pa.array(ack, pa.bool_()),
+        "confirm_prompt": pa.array(confirm, pa.bool_()),
+        "foreign_ids": pa.array(foreign, pa.int32()),
+        "repeat_masked": pa.array(repeat_masked(observations, turn, [f > 0 for f in found]),
+                                  pa.int8()),
+    }
