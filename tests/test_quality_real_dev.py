@@ -1,0 +1,109 @@
+"""The turn classifier on the hand-labelled real dev set (quality/labelled/real_dev.jsonl).
+
+Regression tests: a few dozen real turns, six per category from several sources, must keep the
+category a person gave them, and the whole set must keep the issue's floors. Needs the real
+traces (../shared/traces and ../shared/realdev); skips with the reason when they are absent.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from quality.grade_labels import LabelGrade, grade_rows, label_labelled_files, load_labels
+
+DEV_SET = Path(__file__).resolve().parent.parent / "quality" / "labelled" / "real_dev.jsonl"
+
+# (file under the shared root, trajectory position, turn_index, the label a person gave it)
+REGRESSION_TURNS = [
+    ("realdev/mcp/toolathlon/claude-4.5-sonnet_canvas-new-students-notification.json", "$", 2,
+     "empty"),  # a list tool's bare []
+    ("traces/os/osworld", "$", 7, "empty"),  # a screenshot placeholder only
+    ("traces/swe/miniswe/github_issue.traj.json", "$", 8, "empty"),  # empty <output> frame
+    ("realdev/swe/sweagent/replay__marshmallow-code__marshmallow-1867__default_sys-env_cursors_"
+     "window100__t.traj", "$", 10, "empty"),  # rm printed nothing
+    ("traces/terminal/atif/hello-world-invalid-json.trajectory.json", "$", 2, "empty"),
+    ("realdev/terminal/tbench/20250825_swe-agent-mini_claude-4-sonnet__pytorch-model-cli.1-of-1"
+     ".2025-08-07__20-46-16", "folder", 0, "empty"),  # a bare prompt after clear
+    ("traces/mcp/jsonrpc/stdio-transcript.txt", "line 1", 3, "error"),  # isError result
+    ("realdev/mcp/toolathlon/claude-4.5-sonnet_woocommerce-update-cover.json", "$", 2, "error"),
+    ("traces/search/miroflow/task_result.json", "$", 6, "error"),  # network error
+    ("realdev/swe/sweagent/eps.traj", "$", 9, "error"),  # a validator: "Wrong flag!" again
+    ("realdev/mcp/toolathlon/deepseek-v3.2-exp_cvpr-research.json", "$", 4, "error"),
+    # ^ "No search results found."
+    ("realdev/swe/sweagent/BabyEncryption.traj", "$", 7, "error"),  # edit rejected (E999)
+    ("traces/android/androidworld/ContactsAddContact_base_gpt-4o-mini_48e64bf7.json", "$", 3,
+     "unchanged"),  # the same form, only the typed field filled
+    ("realdev/mcp/toolathlon/deepseek-v3.2-exp_canvas-submit-late-work.json", "$", 7,
+     "unchanged"),
+    ("traces/swe/miniswe/github_issue.traj.json", "$", 5, "unchanged"),
+    ("realdev/swe/sweagent/i_got_id_demo.traj", "$", 16, "unchanged"),  # same page, new stats
+    ("traces/web/webarena/render_16.html", "$", 2, "unchanged"),
+    ("realdev/swe/sweagent/BabyEncryption.traj", "$", 6, "unchanged"),  # a file view again
+    ("realdev/mcp/toolathlon/deepseek-v3.2-exp_academic-warning.json", "$", 16, "echo"),
+    ("traces/swe/openhands/basic.json", "$", 0, "echo"),  # new-file diff of the text sent
+    ("realdev/swe/sweagent/replay__marshmallow-code__marshmallow-1867__default__t-0.20__p-0.95"
+     "__c-2.00__ins.traj", "$", 4, "echo"),  # view of the lines just inserted
+    ("traces/terminal/atif/hello-world-invalid-json.trajectory.json", "$", 0, "echo"),
+    ("realdev/mcp/toolathlon/deepseek-v3.2-exp_find-alita-paper.json", "$", 6, "echo"),
+    # ^ "Successfully moved A to B"
+    ("realdev/mcp/toolathlon/deepseek-v3.2-exp_academic-warning.json", "$", 19, "echo"),
+    ("realdev/mcp/toolathlon/claude-4.5-sonnet_travel-expense-reimbursement.json", "$", 96,
+     "boilerplate"),  # number of rows deleted
+    ("traces/terminal/atif/hello-world-invalid-json.trajectory.json", "$", 1, "boilerplate"),
+    ("traces/terminal/harbor/hello-world-invalid-json.traces.json", "$[3]", 1, "boilerplate"),
+    ("realdev/mcp/toolathlon/claude-4.5-sonnet_reimbursement-form-filler.json", "$", 54,
+     "boilerplate"),  # "Range formatted successfully"
+    ("realdev/mcp/toolathlon/deepseek-v3.2-exp_git-milestone.json", "$", 5, "boilerplate"),
+    ("realdev/mcp/toolathlon/claude-4.5-sonnet_academic-pdf-report.json", "$", 2,
+     "boilerplate"),  # return code 0 and no output
+    ("realdev/android/androidworld/MarkorMoveNote_base_gpt-4.1-mini_8b0f1fc8.json", "$", 7,
+     "informative"),
+    ("traces/mcp/jsonrpc/stdio-transcript.txt", "line 1", 1, "informative"),
+    ("realdev/mcp/toolathlon/deepseek-v3.2-exp_canvas-submit-late-work.json", "$", 9,
+     "informative"),
+    ("traces/search/miroflow/task_result.json", "$", 3, "informative"),
+    ("traces/swe/miniswe/github_issue.traj.json", "$", 3, "informative"),
+    ("realdev/swe/sweagent/replay__marshmallow-code__marshmallow-1867__default__t-0.20__p-0.95"
+     "__c-2.00__ins.traj", "$", 11, "informative"),  # "345" after "344" is the answer
+]
+
+
+@pytest.fixture(scope="module")
+def graded(traces_dir, tmp_path_factory) -> tuple[dict, LabelGrade]:
+    root = traces_dir.parent
+    if not (root / "realdev").is_dir():
+        pytest.skip(f"real dev trajectories not found at {root / 'realdev'}")
+    turns = load_labels(DEV_SET)
+    rows = label_labelled_files(turns, root, tmp_path_factory.mktemp("real_dev"))
+    predicted = {(f, p, i): c for f, p, i, c in zip(
+        rows["file"].to_pylist(), rows["position"].to_pylist(), rows["turn_index"].to_pylist(),
+        rows["predicted"].to_pylist(), strict=True)}
+    return predicted, grade_rows(turns, rows, rows["predicted"].to_pylist())
+
+
+def test_the_dev_set_covers_every_category_and_domain():
+    turns = load_labels(DEV_SET)
+    labels = [t.label for t in turns]
+    assert len(turns) >= 400
+    assert min(labels.count(c) for c in set(labels)) >= 25 and len(set(labels)) == 6
+    domains = {t.file.split("/")[1] for t in turns}
+    assert domains == {"swe", "terminal", "mcp", "android", "web", "os", "search"}
+
+
+@pytest.mark.parametrize(("file", "position", "turn_index", "label"), REGRESSION_TURNS)
+def test_labelled_real_turn(graded, file, position, turn_index, label):
+    predicted, _ = graded
+    assert predicted[file, position, turn_index] == label
+
+
+def test_real_dev_set_floors(graded):
+    _, report = graded
+    overall = report.overall
+    low_precision, low_recall = overall.low_information()
+    assert not report.unmatched
+    assert overall.accuracy >= 0.85, report.lines()
+    assert overall.worst_recall()[0] >= 0.75, report.lines()
+    assert low_precision >= 0.9 and low_recall >= 0.85, report.lines()
+    assert overall.recall("informative") >= 0.9, report.lines()
