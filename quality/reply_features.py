@@ -28,13 +28,17 @@ Columns (REPLY_COLUMN_DOCS):
 
 from __future__ import annotations
 
+import bisect
 import hashlib
+import itertools
 import json
 import re
+import string
 from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
+import polars as pl
 import pyarrow as pa
 
 SHORT_REPLY_CHARS = 600  # longer observations are not short replies
@@ -49,25 +53,25 @@ ACK_VERBS = re.compile(
     r"(?i)\b(success(ful(ly)?)?|succeeded|completed?|done|ok(ay)?|created|updated|deleted"
     r"|inserted|removed|saved|written|wrote|sent|moved|copied|renamed|formatted|applied"
     r"|executed|claimed|added|uploaded|replaced|cleared|submitted|scheduled|started)\b")
-CONFIRM_PROMPT = re.compile(r"(?i)\bare you sure\b|\bdo you want to (continue|proceed)\b"
-                            r"|\bconfirm (that|to|you)\b")
+CONFIRM_PROMPT = re.compile(r"\b([Aa]re you sure|[Dd]o you want to (continue|proceed)"
+                            r"|[Cc]onfirm (that|to|you))\b")
+CONFIRM_TAIL_CHARS = 600  # a confirmation prompt ends the screen
 # Volatile or generic values: ISO timestamps, clock times, dates, numbers.
 _NUMBERISH = re.compile(r"\d{4}-\d\d-\d\d([T ][\d:.]+Z?)?|\d+([:.,]\d+)*")
 _IDENTIFIER = re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+|(?:[\w.-]*/[\w.-]+)+|\b[A-Za-z_]+\d[\w]*"
                          r"|\b\w+[._-]\w+[\w.-]*")
 _WORD = re.compile(r"[A-Za-z]{2,}")
-_LETTERS = re.compile(r"[A-Za-z]")
+_TWO_LETTERS = re.compile(r"[A-Za-z].*?[A-Za-z]", re.DOTALL)
 _ALNUM = re.compile(r"[^\W_]")
 # Volatile parts: timestamps, clock times, hex ids and long numbers (epoch times, byte counts,
 # tokens). Short numbers stay: "345" after "344", "Total pages: 2" after 5 are what changed.
-_VOLATILE = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d(:\d\d)?(\.\d+)?(Z|[+-]\d\d:?\d\d)?"
-                       r"|\b\d{1,2}:\d\d(:\d\d)?\b|\b(?=[0-9a-fA-F-]*\d)[0-9a-fA-F-]{8,}\b"
-                       r"|\d{4,}")
-_SPACE = re.compile(r"\s+")
-_LINE_PREFIX = re.compile(r"^\s*(\d+:|[+>] )")
-_CONTENT = re.compile(r"[^\W_].*[^\W_]")
+_VOLATILE = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d[\d:.]*(?:Z|[+-]\d\d:?\d\d)?"
+                       r"|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+                       r"|\b\d{1,2}:\d\d(?::\d\d)?\b|\b[0-9a-f]{8,}\b|\b[0-9A-F]{8,}\b|\d{4,}")
+_LINE_PREFIX = re.compile(r"(?m)^[ \t]*(\d+:|[+>] )")
+_NOT_CONTENT = string.punctuation + string.whitespace  # a line of only these is no content
 MIN_ECHO_LINE = 8  # an action line shorter than this restates nothing when found in a line
-LINE_MAX_CHARS = 20_000  # line shares are computed for observations up to this long
+LINE_MAX_CHARS = 12_000  # line shares are computed for observations up to this long
 _CALL = re.compile(r"^\s*[\w.:/-]*\((.*)\)\s*$", re.DOTALL)
 
 REPLY_COLUMN_DOCS: dict[str, str] = {
@@ -117,19 +121,20 @@ def action_values(action: str) -> list[str]:
         values = [line.strip() for line in action.splitlines()]
         values += [t.strip("'\"") for t in action.split() if _IDENTIFIER.fullmatch(t.strip("'\""))]
     # A value needs two letters: "2.0" (a JSON-RPC version) or "1" is in every reply.
-    kept = {v for v in values if len(v) >= MIN_VALUE_CHARS and len(_LETTERS.findall(v)) >= 2}
+    kept = {v for v in values if len(v) >= MIN_VALUE_CHARS and _TWO_LETTERS.search(v)}
     return sorted(kept, key=lambda v: (-len(v), v))
 
 
-def reply_row(action: str, observation: str) -> tuple[int, int | None, bool, bool, int]:
-    """(arg_chars_found, ack_words, ack_phrase, confirm_prompt, foreign_ids) of one turn."""
+def reply_row(values: list[str], observation: str) -> tuple[int, int | None, bool, bool, int]:
+    """(arg_chars_found, ack_words, ack_phrase, confirm_prompt, foreign_ids) of one turn whose
+    action has the argument `values` (action_values)."""
     head = observation[:SHORT_REPLY_CHARS * 4]
     rest, found = head, 0
-    for value in action_values(action or ""):
+    for value in values:
         if value in rest:
             found += len(value)
             rest = rest.replace(value, " ")
-    confirm = bool(CONFIRM_PROMPT.search(head))
+    confirm = bool(CONFIRM_PROMPT.search(observation[-CONFIRM_TAIL_CHARS:]))
     if len(observation) > SHORT_REPLY_CHARS and not confirm:
         return found, None, False, False, 0
     rest = EXIT_STATUS.sub(" ", rest)
@@ -141,15 +146,24 @@ def reply_row(action: str, observation: str) -> tuple[int, int | None, bool, boo
     return found, len(words), ack, confirm, foreign
 
 
-def _masked_key(observation: str) -> bytes:
-    text = _SPACE.sub(" ", _VOLATILE.sub("0", observation[:REPEAT_HEAD_CHARS])).strip()
+def masked_texts(observations: list[str]) -> tuple[list[str], list[str]]:
+    """Each observation's head with volatile parts masked, (whitespace collapsed, line marks
+    dropped): vectorised in polars, whose regex engine is far faster on long texts."""
+    masked = (pl.Series(observations, dtype=pl.String).fill_null("")
+              .str.slice(0, REPEAT_HEAD_CHARS).str.replace_all(_VOLATILE.pattern, "0"))
+    flat = masked.str.replace_all(r"\s+", " ").str.strip_chars()
+    return flat.to_list(), masked.str.replace_all(_LINE_PREFIX.pattern, "").to_list()
+
+
+def _digest(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
 
 
-def repeat_masked(observations: list[str], turn: np.ndarray, quotes_action: list[bool]
-                  ) -> np.ndarray:
+def repeat_masked(observations: list[str], flat: list[str], turn: np.ndarray,
+                  quotes_action: list[bool]) -> np.ndarray:
     """Per turn: 1 if equal (masked) to the previous observation of its trajectory, 2 if to an
-    earlier one, else 0. `turn` is each row's position in its trajectory (0 starts one). A
+    earlier one, else 0. `flat` holds the masked texts (masked_texts), `turn` each row's
+    position in its trajectory (0 starts one). A
     masked match whose text differs and quotes the action's arguments does not count: that is
     an acknowledgement with other arguments (echo), not the same state."""
     out = np.zeros(len(observations), dtype=np.int8)
@@ -159,7 +173,7 @@ def repeat_masked(observations: list[str], turn: np.ndarray, quotes_action: list
         text = text or ""
         if turn[row] == 0:
             seen, previous = {}, (b"", "")
-        key = _masked_key(text)
+        key = _digest(flat[row])
         if turn[row] > 0 and text.strip():
             if key == previous[0] and (text == previous[1] or not quotes_action[row]):
                 out[row] = 1
@@ -170,50 +184,71 @@ def repeat_masked(observations: list[str], turn: np.ndarray, quotes_action: list
     return out
 
 
-def _line_key(line: str) -> str:
-    """A line as views print it, without its number ("12:", "+") and volatile parts."""
-    return _VOLATILE.sub("0", _LINE_PREFIX.sub("", line)).strip()
+def _line_keys(masked: str) -> list[str]:
+    """The distinct content lines of a masked text (masked_texts), stripped."""
+    lines = {line.strip() for line in masked.splitlines()}
+    return sorted(line for line in lines if len(line.strip(_NOT_CONTENT)) >= 2)
 
 
-def _action_lines(action: str) -> set[str]:
-    lines = {line.strip() for value in action_values(action) for line in value.splitlines()}
+def _action_lines(action: str, values: list[str]) -> set[str]:
+    lines = {line.strip() for value in values for line in value.splitlines()}
     lines |= {line.strip() for line in action.splitlines()}
     return {line for line in lines if len(line) >= MIN_VALUE_CHARS}
 
 
-def _restates(key: str, said: set[str]) -> bool:
-    """The line is a line of the action, or mostly one (a prompt before the typed command)."""
-    return key in said or any(len(a) >= max(MIN_ECHO_LINE, len(key) / 2) and a in key
-                              for a in said)
+def _lines_holding(joined: str, starts: list[int], needle: str, whole_word: bool
+                   ) -> Iterable[tuple[int, int]]:
+    """(line number, line length) of each line of `joined` that holds `needle`."""
+    at = joined.find(needle)
+    while at >= 0:
+        end = at + len(needle)
+        if not whole_word or ((at == 0 or not joined[at - 1].isalnum())
+                              and (end == len(joined) or not joined[end].isalnum())):
+            line = bisect.bisect_right(starts, at) - 1
+            line_end = starts[line + 1] - 1 if line + 1 < len(starts) else len(joined)
+            yield line, line_end - starts[line]
+        at = joined.find(needle, at + 1)
 
 
-def line_shares(actions: list[str], observations: list[str], turn: np.ndarray
+def line_shares(actions: list[str], action_args: list[list[str]], observations: list[str],
+                lined: list[str], turn: np.ndarray
                 ) -> tuple[list[float | None], list[float | None]]:
     """Per turn, over the observation's distinct content lines (2+ letters or digits):
-    action_line_share, the share that restate the action (a line of it, or a line holding one
-    of its lines: a terminal echoing the command, a view of the lines just inserted), and
-    seen_line_share, the share shown by an earlier observation of the trajectory or holding one
-    of the action's values (a file view again with only the edited line changed). NULL when the
-    observation has no content line or is longer than LINE_MAX_CHARS."""
+    action_line_share, the share that restate the action (a line of it, or a line that is
+    mostly one of its lines: a terminal echoing the command, a view of the lines just
+    inserted), and seen_line_share, the share shown by an earlier observation of the trajectory
+    or holding one of the action's values as a whole word (a file view again with only the
+    edited line changed). NULL when the observation has no content line or is longer than
+    LINE_MAX_CHARS. `lined` holds the masked texts without line marks (masked_texts)."""
     action_share: list[float | None] = []
     seen_share: list[float | None] = []
     seen: set[str] = set()
-    for row, (action, observation) in enumerate(zip(actions, observations, strict=True)):
+    for row, (action, values, observation) in enumerate(
+            zip(actions, action_args, observations, strict=True)):
         if turn[row] == 0:
             seen = set()
-        lines = [line for line in (observation or "").splitlines() if _CONTENT.search(line)]
-        if not lines or len(observation) > LINE_MAX_CHARS:
+        observation = observation or ""
+        if len(observation) > LINE_MAX_CHARS:
             action_share.append(None)
             seen_share.append(None)
-            seen.update(_line_key(line) for line in lines[:2000])
             continue
-        said = _action_lines(action or "")
-        values = [re.compile(rf"(?<!\w){re.escape(v)}(?!\w)")
-                  for v in action_values(action or "") if len(v) >= MIN_VALUE_CHARS]
-        keys = sorted({_line_key(line) for line in lines})
-        restating = [_restates(key, said) for key in keys]
-        known = [r or key in seen or any(v.search(key) for v in values)
-                 for key, r in zip(keys, restating, strict=True)]
+        keys = _line_keys(lined[row])
+        if not keys:
+            action_share.append(None)
+            seen_share.append(None)
+            continue
+        said = _action_lines(action or "", values)
+        joined = "\n".join(keys)
+        starts = list(itertools.accumulate((len(k) + 1 for k in keys[:-1]), initial=0))
+        restating = [key in said for key in keys]
+        for line in said:
+            if len(line) >= MIN_ECHO_LINE:
+                for number, length in _lines_holding(joined, starts, line, whole_word=False):
+                    restating[number] |= len(line) * 2 >= length
+        known = [r or key in seen for key, r in zip(keys, restating, strict=True)]
+        for value in values:
+            for number, _ in _lines_holding(joined, starts, value, whole_word=True):
+                known[number] = True
         action_share.append(sum(restating) / len(keys))
         seen_share.append(sum(known) / len(keys))
         seen.update(keys)
@@ -224,10 +259,12 @@ def reply_columns(batch: pa.Table, turn: np.ndarray) -> dict[str, pa.Array]:
     """The REPLY_COLUMN_DOCS columns of a batch of whole trajectories, in row order."""
     actions = batch["action"].to_pylist()
     observations = batch["observation"].to_pylist()
-    rows = [reply_row(a or "", o or "") for a, o in zip(actions, observations, strict=True)]
+    action_args = [action_values(a or "") for a in actions]
+    rows = [reply_row(v, o or "") for v, o in zip(action_args, observations, strict=True)]
     found, words, ack, confirm, foreign = (list(c) for c in zip(*rows, strict=True)) if rows \
         else ([], [], [], [], [])
-    action_share, seen_share = line_shares(actions, observations, turn)
+    flat, lined = masked_texts(observations)
+    action_share, seen_share = line_shares(actions, action_args, observations, lined, turn)
     return {
         "action_line_share": pa.array(action_share, pa.float64()),
         "seen_line_share": pa.array(seen_share, pa.float64()),
@@ -236,6 +273,6 @@ def reply_columns(batch: pa.Table, turn: np.ndarray) -> dict[str, pa.Array]:
         "ack_phrase": pa.array(ack, pa.bool_()),
         "confirm_prompt": pa.array(confirm, pa.bool_()),
         "foreign_ids": pa.array(foreign, pa.int32()),
-        "repeat_masked": pa.array(repeat_masked(observations, turn, [f > 0 for f in found]),
-                                  pa.int8()),
+        "repeat_masked": pa.array(
+            repeat_masked(observations, flat, turn, [f > 0 for f in found]), pa.int8()),
     }
