@@ -103,8 +103,11 @@ class LabelGrade:
         p, r = o.low_information()
         out.append(f"low-information (empty..boilerplate vs informative): precision {p:.3f}, "
                    f"recall {r:.3f}")
-        out.append("per held-out source: turns, accuracy, low-info precision / recall, "
-                   "informative recall, worst recall")
+        # Leave-one-source-out: the policy's rules are fixed, not fitted on these labels, so
+        # each held-out source is graded by the same rules; the figures show how each source
+        # fares on its own.
+        out.append("leave-one-source-out, per held-out source: turns, accuracy, low-info "
+                   "precision / recall, informative recall, worst recall")
         for source, c in sorted(self.by_source.items()):
             lp, lr = c.low_information()
             wr, wc = c.worst_recall()
