@@ -2,9 +2,11 @@
 
 import dagster as dg
 
+from assets.asset_info import with_defaults
 from assets.bench import agentworldbench, bench_predictions, bench_scores, leaderboard
 from assets.factory import generated_traces
 from assets.ingest import raw_traces
+from assets.jobs import make_jobs
 from assets.quality import trajectory_dedup, turn_features, turn_labels
 from assets.resources import storage_from_environment
 from assets.scrub import scrubbed_traces
@@ -18,35 +20,21 @@ from assets.splits import (
 )
 from assets.training import cpt_model, rl_model, sft_model
 
+ASSETS = [generated_traces, raw_traces, turn_features, turn_labels, trajectory_dedup,
+          scrubbed_traces, trajectory_split, tokenizer, cpt_corpus, sft_split, rl_split,
+          rl_split_all_turns, cpt_model, sft_model, rl_model,
+          agentworldbench, bench_predictions, bench_scores, leaderboard]
+
 # The models train once on every domain's splits; they are not per-partition work. The bench
-# measures them (and the baselines) over all seven domains at once, after the models.
-models = dg.AssetSelection.assets(cpt_model, sft_model, rl_model)
-bench = dg.AssetSelection.groups("bench")
-
-main_job = dg.define_asset_job(
-    "main_job",
-    selection=dg.AssetSelection.all() - models - bench,
-    description="Every stage for one domain partition: generate, ingest, curate.",
-)
-
+# (bench_job, from assets/jobs.py) measures them and the baselines over all domains at once.
 models_job = dg.define_asset_job(
     "models_job",
-    selection=models,
+    selection=dg.AssetSelection.assets(cpt_model, sft_model, rl_model),
     description="CPT -> SFT -> RL (GSPO) on the split tables of all domains, once.",
 )
 
-bench_job = dg.define_asset_job(
-    "bench_job",
-    selection=bench,
-    description="AgentWorldBench: build from the bench pool, predict, judge, leaderboard.",
-)
-
 defs = dg.Definitions(
-    assets=[generated_traces, raw_traces, turn_features, turn_labels, trajectory_dedup,
-            scrubbed_traces, trajectory_split, tokenizer, cpt_corpus, sft_split, rl_split,
-            rl_split_all_turns,
-            cpt_model, sft_model, rl_model,
-            agentworldbench, bench_predictions, bench_scores, leaderboard],
-    jobs=[main_job, models_job, bench_job],
+    assets=with_defaults(ASSETS),
+    jobs=[*make_jobs(ASSETS), models_job],
     resources={"storage": storage_from_environment()},
 )

@@ -10,16 +10,22 @@ The reconcile check counts this run's sources only.
 """
 
 
+from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
 
 import dagster as dg
+import pyarrow.parquet as pq
 
+import sources
+from assets.asset_info import asset_info, domain_check
 from assets.partitions import domain_partitions
 from assets.resources import WorldtraceStorage
 from assets.table_metadata import check_result, records_table, table_metadata
 from sources import table_checks
 from sources.ingest import IngestStats, write_tables
 from sources.schema import (
+    QUARANTINE_COLUMN_DOCS,
     QUARANTINE_SCHEMA,
     TRAJECTORY_COLUMN_DOCS,
     TRAJECTORY_SCHEMA,
@@ -30,36 +36,60 @@ from sources.source_merge import load_manifest
 from sources.storage import partition_path
 
 PROGRESS_EVERY = 1000  # trajectories between progress log lines
+REASON_CHARS, REASON_ROWS = 60, 20  # the quarantine's reason summary: first words, top rows
 
 RAW_TRAJECTORIES = dg.AssetKey("raw_trajectories")
 RAW_TURNS = dg.AssetKey("raw_turns")
 INGEST_QUARANTINE = dg.AssetKey("ingest_quarantine")
 
 ingest_checks = [
-    dg.AssetCheckSpec("schema", asset=RAW_TURNS, description="columns match the canonical schema"),
-    dg.AssetCheckSpec("unique_turn_keys", asset=RAW_TURNS,
-                      description="(trajectory_id, turn_index) is unique"),
-    dg.AssetCheckSpec("contiguous_turn_indices", asset=RAW_TURNS,
-                      description="turn_index runs 0..n-1 in every trajectory"),
-    dg.AssetCheckSpec("not_empty", asset=RAW_TURNS,
-                      description="a domain with configured sources has turns"),
-    dg.AssetCheckSpec("schema", asset=RAW_TRAJECTORIES,
-                      description="columns match the canonical schema"),
-    dg.AssetCheckSpec("turn_counts_match", asset=RAW_TRAJECTORIES,
-                      description="n_turns equals the number of turn rows"),
-    dg.AssetCheckSpec("records_reconcile", asset=INGEST_QUARANTINE,
-                      description="records read = turns kept + quarantined"),
+    domain_check("schema", RAW_TURNS, "Columns and types are exactly the canonical turn schema "
+                 "(sources/schema.py); blocking: every published turn table derives from it.",
+                 blocking=True),
+    domain_check("unique_turn_keys", RAW_TURNS,
+                 "(trajectory_id, turn_index) is unique: no turn is read twice."),
+    domain_check("contiguous_turn_indices", RAW_TURNS,
+                 "turn_index runs 0..n-1 in every trajectory, with no gap."),
+    domain_check("not_empty", RAW_TURNS,
+                 "A domain with configured sources has at least one turn."),
+    domain_check("schema", RAW_TRAJECTORIES, "Columns and types are exactly the canonical "
+                 "trajectory schema; blocking, like the turn schema.", blocking=True),
+    domain_check("turn_counts_match", RAW_TRAJECTORIES,
+                 "Every trajectory's n_turns equals its number of turn rows."),
+    domain_check("records_reconcile", INGEST_QUARANTINE,
+                 "Records read = turns kept + quarantined, and the files hold exactly those rows: "
+                 "nothing was skipped silently."),
 ]
+INFO = asset_info("ingest", kinds={"parquet", "duckdb"}, code=[sources], pii="raw")
+
+
+def quarantine_metadata(path: Path, stats: IngestStats) -> dict:
+    """What the quarantine holds: how many records, from which sources, for which reasons."""
+    reasons: Counter[tuple[str, str]] = Counter()
+    for batch in pq.ParquetFile(path).iter_batches(columns=["source", "reason"]):
+        reasons.update((row["source"], row["reason"].split(":", 1)[0][:REASON_CHARS])
+                       for row in batch.to_pylist())
+    return {
+        "quarantined": stats.total("quarantined"),
+        "share_of_records_read": round(
+            stats.total("quarantined") / max(1, stats.total("records_read")), 4),
+        "reasons": dg.MetadataValue.md(records_table(
+            [{"source": source, "reason": reason, "records": n}
+             for (source, reason), n in reasons.most_common(REASON_ROWS)])),
+    }
 
 
 @dg.multi_asset(
     specs=[
         dg.AssetSpec(RAW_TRAJECTORIES, group_name="sources", deps=["generated_traces"],
-                     description="One row per trajectory: task, outcome, source, metadata."),
+                     description="One row per trajectory: task, outcome, source, metadata.",
+                     **INFO),
         dg.AssetSpec(RAW_TURNS, group_name="sources", deps=["generated_traces"],
-                     description="One row per turn: the action and the observation it got."),
+                     description="One row per turn: the action and the observation it got.",
+                     **INFO),
         dg.AssetSpec(INGEST_QUARANTINE, group_name="sources", deps=["generated_traces"],
-                     description="Every file or record that could not be read, where and why."),
+                     description="Every file or record that could not be read, where and why.",
+                     **INFO),
     ],
     check_specs=ingest_checks,
     partitions_def=domain_partitions,
@@ -102,14 +132,15 @@ def raw_traces(
                            ["trajectory_id", "source", "task", "n_turns", "outcome"]),
         RAW_TURNS: (TURN_SCHEMA, TURN_COLUMN_DOCS,
                     ["trajectory_id", "turn_index", "action_kind", "action", "observation"]),
-        INGEST_QUARANTINE: (QUARANTINE_SCHEMA, None, None),
+        INGEST_QUARANTINE: (QUARANTINE_SCHEMA, QUARANTINE_COLUMN_DOCS,
+                            ["source", "source_path", "position", "reason"]),
     }
     for key, (schema, docs, columns) in previews.items():
         if key in context.selected_asset_keys:
+            about = quarantine_metadata(paths[key], stats) if key == INGEST_QUARANTINE else counts
             yield dg.MaterializeResult(
-                asset_key=key,
-                metadata={**table_metadata(paths[key], schema, docs, columns), **counts},
-            )
+                asset_key=key, metadata={**table_metadata(paths[key], schema, docs, columns),
+                                         **about})
 
     checks = {
         (RAW_TURNS, "schema"): lambda: table_checks.schema_matches(paths[RAW_TURNS], TURN_SCHEMA),

@@ -6,13 +6,17 @@ versioned policy file and a loss weight; low-information turns stay in the conte
 weight. Near-duplicate trajectories are clustered and all but one per cluster marked removed.
 """
 
+import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 
 import dagster as dg
 import pyarrow.parquet as pq
 
+import quality
+from assets.asset_info import asset_info, domain_check
 from assets.partitions import domain_partitions
+from assets.plots import bar_chart, histogram, image_metadata
 from assets.resources import WorldtraceStorage
 from assets.table_metadata import check_result, markdown_preview, records_table, table_metadata
 from quality import checks
@@ -21,21 +25,68 @@ from quality.dedup_report import DEDUP_COLUMN_DOCS, removed_per_domain
 from quality.features import FEATURE_COLUMN_DOCS, FeatureConfig, compute_turn_features
 from quality.labels import (
     CATEGORIES,
+    DEFAULT_POLICY,
     LABEL_COLUMN_DOCS,
     examples_markdown,
     label_turns,
     load_policy,
 )
 from quality.stage import dedup_across_partitions
-from sources.schema import DOMAINS
+from sources.schema import DOMAINS, TURN_COLUMN_DOCS
 from sources.storage import partition_path
 
 BAR_WIDTH = 30  # characters of the widest bar in the Markdown category chart
+INFO = {"group_name": "quality",
+        **asset_info("curate", kinds={"parquet", "duckdb", "numpy"}, code=[quality])}
+# turn_labels carries the feature columns through, then adds its own.
+LABELLED_COLUMN_DOCS = {**TURN_COLUMN_DOCS, **FEATURE_COLUMN_DOCS, **LABEL_COLUMN_DOCS}
 
 
-def _written_table_metadata(path: Path, docs: dict[str, str]) -> dict:
+class FeatureSettings(dg.Config):
+    """The turn-feature parameters a run may change (the rest stay as quality.features sets
+    them): corpus-frequency LSH threshold, exact-Jaccard limit, chrome-word share, DuckDB."""
+
+    corpus_frequency_threshold: float = 0.9
+    exact_max_shingles: int = 64
+    common_word_share: float = 0.1
+    duckdb_threads: int = 2
+    duckdb_memory_limit: str = "1GB"
+
+    def feature_config(self) -> FeatureConfig:
+        default = FeatureConfig()
+        return dataclasses.replace(
+            default,
+            lsh=dataclasses.replace(default.lsh, threshold=self.corpus_frequency_threshold),
+            exact_max_shingles=self.exact_max_shingles, common_word_share=self.common_word_share,
+            duckdb_threads=self.duckdb_threads, duckdb_memory_limit=self.duckdb_memory_limit)
+
+
+class LabelSettings(dg.Config):
+    """Which policy file labels the turns (thresholds and loss weights per category)."""
+
+    policy_file: str = str(DEFAULT_POLICY)
+
+
+class DedupSettings(dg.Config):
+    """Near-duplicate thresholds: word 5-gram Jaccard, and character 5-gram Jaccard for short
+    trajectories (below min_shingles word shingles)."""
+
+    threshold: float = 0.8
+    short_threshold: float = 0.7
+    min_shingles: int = 20
+
+    def dedup_config(self) -> DedupConfig:
+        default = DedupConfig()
+        return dataclasses.replace(
+            default, lsh=dataclasses.replace(default.lsh, threshold=self.threshold),
+            short_lsh=dataclasses.replace(default.short_lsh, threshold=self.short_threshold),
+            min_shingles=self.min_shingles)
+
+
+def _written_table_metadata(path: Path, docs: dict[str, str],
+                            preview_columns: list[str] | None = None) -> dict:
     """Standard table metadata, with the schema read from the file the library wrote."""
-    return table_metadata(path, pq.read_schema(path), docs)
+    return table_metadata(path, pq.read_schema(path), docs, preview_columns)
 
 
 def category_chart(counts: dict[str, int]) -> str:
@@ -49,23 +100,36 @@ def category_chart(counts: dict[str, int]) -> str:
     return records_table(rows)
 
 
-@dg.asset(partitions_def=domain_partitions, group_name="quality", deps=["raw_turns"],
-          check_specs=[dg.AssetCheckSpec("features_in_range", asset="turn_features")])
-def turn_features(context: dg.AssetExecutionContext, storage: WorldtraceStorage
+@dg.asset(partitions_def=domain_partitions, deps=["raw_turns"], **INFO,
+          check_specs=[domain_check(
+              "features_in_range", "turn_features",
+              "Shares and similarities (overlap, novelty, Jaccard) lie in [0, 1] or are null "
+              "where undefined, length ratios are >= 0, and every observation occurs in at "
+              "least its own trajectory (corpus_frequency >= 1).")])
+def turn_features(context: dg.AssetExecutionContext, config: FeatureSettings,
+                  storage: WorldtraceStorage
                   ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
     """Per-turn features of one domain, computed in DuckDB and numpy MinHash: overlap with the
     action and with earlier context, novelty, Jaccard with the previous and the most similar
     earlier observation, length ratios, corpus frequency (boilerplate), error flag."""
     domain = context.partition_key
     out_path = partition_path(storage.data_path, "turn_features", domain)
-    config = FeatureConfig()
+    feature_config = config.feature_config()
     stats = compute_turn_features(partition_path(storage.data_path, "raw_turns", domain),
-                                  out_path, config)
+                                  out_path, feature_config)
     context.log.info(f"{domain}: {stats.turns} turns, {stats.trajectories} trajectories, "
-                     f"{stats.turns_per_second:,.0f} turns/s ({config})")
+                     f"{stats.turns_per_second:,.0f} turns/s ({feature_config})")
+    novelty = [v for v in pq.read_table(out_path, columns=["novelty"])["novelty"].to_pylist()
+               if v is not None]
     yield dg.MaterializeResult(metadata={
-        **_written_table_metadata(out_path, FEATURE_COLUMN_DOCS),
-        "config": str(config),
+        **_written_table_metadata(out_path, {**TURN_COLUMN_DOCS, **FEATURE_COLUMN_DOCS},
+                                  ["turn_index", "novelty", "overlap_action", "jaccard_prev",
+                                   "corpus_frequency"]),
+        "config": str(feature_config),
+        "settings": dg.MetadataValue.json(config.model_dump()),
+        "novelty_distribution": image_metadata(histogram(
+            novelty, bins=[i / 20 for i in range(21)], title=f"{domain}: novelty per turn",
+            xlabel="share of the observation's shingles never seen before")),
         "turns_per_second": round(stats.turns_per_second),
         "seconds_per_step": dg.MetadataValue.md(records_table(
             [{"step": step, "seconds": round(seconds, 2)}
@@ -74,31 +138,48 @@ def turn_features(context: dg.AssetExecutionContext, storage: WorldtraceStorage
     yield check_result("features_in_range", checks.features_in_range(out_path))
 
 
-@dg.asset(partitions_def=domain_partitions, group_name="quality", deps=["turn_features"],
-          check_specs=[dg.AssetCheckSpec("every_turn_labelled", asset="turn_labels"),
-                       dg.AssetCheckSpec("weights_in_unit_interval", asset="turn_labels"),
-                       dg.AssetCheckSpec("policy_hash_recorded", asset="turn_labels")])
-def turn_labels(context: dg.AssetExecutionContext, storage: WorldtraceStorage
+@dg.asset(partitions_def=domain_partitions, deps=["turn_features"], **INFO,
+          check_specs=[
+              domain_check("every_turn_labelled", "turn_labels",
+                           "Every raw turn has exactly one label row, and there is no extra."),
+              domain_check("weights_in_unit_interval", "turn_labels",
+                           "loss_weight lies in [0, 1] and a category is set on every row; "
+                           "blocking: the weights are published and train the models.",
+                           blocking=True),
+              domain_check("policy_hash_recorded", "turn_labels",
+                           "Every row and the Parquet file's metadata carry the hash of the "
+                           "policy file that labelled them.")])
+def turn_labels(context: dg.AssetExecutionContext, config: LabelSettings,
+                storage: WorldtraceStorage
                 ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
     """Category (empty, error, unchanged, echo, boilerplate, informative) and loss weight of
     every turn, from the versioned policy file (quality/policy.toml), whose hash every row
     records."""
     domain = context.partition_key
-    policy = load_policy()
+    policy = load_policy(Path(config.policy_file))
     turns_path = partition_path(storage.data_path, "raw_turns", domain)
     out_path = partition_path(storage.data_path, "turn_labels", domain)
     stats = label_turns(partition_path(storage.data_path, "turn_features", domain),
                         out_path, policy)
     context.log.info(f"{domain}: {stats.turns} turns labelled with {policy}: "
                      + ", ".join(f"{c} {stats.categories[c]}" for c in CATEGORIES))
-    histogram = [{"loss_weight": weight, "turns": count}
+    weights = [{"loss_weight": weight, "turns": count}
                  for weight, count in sorted(stats.weight_histogram.items())]
     yield dg.MaterializeResult(metadata={
-        **_written_table_metadata(out_path, LABEL_COLUMN_DOCS),
+        **_written_table_metadata(out_path, LABELLED_COLUMN_DOCS,
+                                  ["trajectory_id", "turn_index", "category", "loss_weight",
+                                   "novelty"]),
         "policy": str(policy),
         "policy_hash": policy.hash,
+        "policy_file": dg.MetadataValue.path(config.policy_file),
         "category_distribution": dg.MetadataValue.md(category_chart(dict(stats.categories))),
-        "weight_histogram": dg.MetadataValue.md(records_table(histogram)),
+        "category_plot": image_metadata(bar_chart(
+            CATEGORIES, [stats.categories[c] for c in CATEGORIES],
+            title=f"{domain}: turns per category", ylabel="turns")),
+        "weight_histogram": dg.MetadataValue.md(records_table(weights)),
+        "weight_plot": image_metadata(bar_chart(
+            [f"{row['loss_weight']:g}" for row in weights], [row["turns"] for row in weights],
+            title=f"{domain}: loss weight of the observation tokens", ylabel="turns")),
         "examples": dg.MetadataValue.md(examples_markdown(out_path, turns_path)),
         **{f"share_{category}": round(stats.share(category), 4) for category in CATEGORIES},
     })
@@ -107,28 +188,35 @@ def turn_labels(context: dg.AssetExecutionContext, storage: WorldtraceStorage
     yield check_result("policy_hash_recorded", checks.policy_hash_recorded(out_path, policy.hash))
 
 
-@dg.asset(group_name="quality", deps=["raw_trajectories", "raw_turns"])
-def trajectory_dedup(context: dg.AssetExecutionContext, storage: WorldtraceStorage
-                     ) -> dg.MaterializeResult:
+@dg.asset(deps=["raw_trajectories", "raw_turns"], **INFO)
+def trajectory_dedup(context: dg.AssetExecutionContext, config: DedupSettings,
+                     storage: WorldtraceStorage) -> dg.MaterializeResult:
     """Exact (content hash) and near-duplicate trajectories across all domain partitions (MinHash
     LSH over stored signatures, confirmed by exact Jaccard >= 0.8; short trajectories by
     character shingles, clustered as stars), one kept per cluster by a stable rule, the removed
     ones listed with their cluster and reason. Cross-partition: a copy filed under two domains
     is still one trajectory. Same code as grading and the benchmark (quality.stage)."""
     out_dir = storage.data_path / "trajectory_dedup"
-    config = DedupConfig()
-    stats = dedup_across_partitions(storage.data_path, out_dir, DOMAINS, config)
+    dedup_config = config.dedup_config()
+    stats = dedup_across_partitions(storage.data_path, out_dir, DOMAINS, dedup_config)
     context.log.info(f"{stats.trajectories} trajectories, {stats.removed} removed "
                      f"({stats.exact_duplicates} exact, {stats.near_duplicates} near), "
                      f"largest cluster {stats.largest_cluster}")
     decisions = out_dir / "trajectory_dedup.parquet"
+    per_domain = removed_per_domain(decisions)
     return dg.MaterializeResult(metadata={
-        **_written_table_metadata(decisions, DEDUP_COLUMN_DOCS),
-        "config": str(config),
+        **_written_table_metadata(decisions, DEDUP_COLUMN_DOCS,
+                                  ["domain", "cluster_size", "kept", "reason", "max_jaccard"]),
+        "config": str(dedup_config),
+        "settings": dg.MetadataValue.json(config.model_dump()),
+        "removed_plot": image_metadata(bar_chart(
+            [row["domain"] for row in per_domain],
+            [row["trajectories"] - row["kept"] for row in per_domain],
+            title="duplicate trajectories removed per domain", ylabel="trajectories")),
         **{name: getattr(stats, name) for name in (
             "trajectories", "kept", "removed", "exact_duplicates", "near_duplicates",
             "short_by_chars", "too_short_for_near", "candidate_pairs", "confirmed_pairs",
             "confirmed_short_pairs", "rejected_pairs", "clusters", "largest_cluster")},
-        "removed_per_domain": dg.MetadataValue.md(records_table(removed_per_domain(decisions))),
+        "removed_per_domain": dg.MetadataValue.md(records_table(per_domain)),
         "pairs": dg.MetadataValue.md(markdown_preview(out_dir / "duplicate_pairs.parquet")),
     })

@@ -11,6 +11,9 @@ from collections.abc import Iterator
 import dagster as dg
 import pyarrow.parquet as pq
 
+import quality.scrub
+import quality.secrets
+from assets.asset_info import asset_info, domain_check
 from assets.partitions import domain_partitions
 from assets.resources import WorldtraceStorage
 from assets.table_metadata import check_result, records_table, table_metadata
@@ -23,6 +26,8 @@ SCRUBBED_TRAJECTORIES = dg.AssetKey("scrubbed_trajectories")
 SCRUBBED_TURNS = dg.AssetKey("scrubbed_turns")
 SCRUB_FINDINGS = dg.AssetKey("scrub_findings")
 
+INFO = asset_info("curate", kinds={"parquet", "polars"}, code=[quality.scrub, quality.secrets],
+                  pii="scrubbed")
 PLACEHOLDER_NOTE = (" Secrets and personal data replaced by <SECRET_n>, <EMAIL_n>, <PHONE_n>,"
                     " <IP_n>.")
 
@@ -32,20 +37,21 @@ PLACEHOLDER_NOTE = (" Secrets and personal data replaced by <SECRET_n>, <EMAIL_n
         dg.AssetSpec(SCRUBBED_TRAJECTORIES, group_name="quality",
                      deps=["raw_trajectories", "raw_turns"],
                      description="raw_trajectories with task, system prompt and metadata "
-                                 "scrubbed." + PLACEHOLDER_NOTE),
+                                 "scrubbed." + PLACEHOLDER_NOTE, **INFO),
         dg.AssetSpec(SCRUBBED_TURNS, group_name="quality", deps=["raw_trajectories", "raw_turns"],
                      description="raw_turns with actions and observations scrubbed; the same "
                                  "value keeps its placeholder across a trajectory."
-                                 + PLACEHOLDER_NOTE),
+                                 + PLACEHOLDER_NOTE, **INFO),
         dg.AssetSpec(SCRUB_FINDINGS, group_name="quality", deps=["raw_trajectories", "raw_turns"],
                      description="One row per replaced value: where (trajectory, turn, field), "
-                                 "what kind, which placeholder. Never the value itself."),
+                                 "what kind, which placeholder. Never the value itself.",
+                     **INFO),
     ],
-    check_specs=[dg.AssetCheckSpec(
-        "nothing_left_to_scrub", asset=SCRUBBED_TURNS, blocking=True,
-        description="A second scrubbing pass over scrubbed_trajectories and scrubbed_turns "
-                    "finds no credential, e-mail address, phone number or IP address; "
-                    "blocking: nothing downstream is built from a table that fails it.")],
+    check_specs=[domain_check(
+        "nothing_left_to_scrub", SCRUBBED_TURNS,
+        "A second scrubbing pass over scrubbed_trajectories and scrubbed_turns finds no "
+        "credential, e-mail address, phone number or IP address; blocking: nothing downstream "
+        "is built from a table that fails it.", blocking=True)],
     partitions_def=domain_partitions,
 )
 def scrubbed_traces(context: dg.AssetExecutionContext, storage: WorldtraceStorage

@@ -57,7 +57,10 @@ class SplitSettings(dg.Config):
 
 
 @dg.asset(group_name=GROUP, deps=["trajectory_dedup"],
-          check_specs=[dg.AssetCheckSpec("groups_in_one_pool", asset="trajectory_split")])
+          check_specs=[dg.AssetCheckSpec(
+              "groups_in_one_pool", asset="trajectory_split",
+              description="Every source task (group_key) sits in one pool only: runs of one "
+                          "task never straddle the train / bench split.")])
 def trajectory_split(context: dg.AssetExecutionContext, config: SplitSettings,
                      storage: WorldtraceStorage) -> Iterator[dg.MaterializeResult
                                                              | dg.AssetCheckResult]:

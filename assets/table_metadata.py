@@ -12,7 +12,9 @@ import pyarrow.parquet as pq
 from sources.storage import CheckOutcome
 
 PREVIEW_ROWS = 5
-PREVIEW_CELL_CHARS = 80  # a preview shows the shape of the data, not whole observations
+PREVIEW_COLUMNS = 5  # at most: a wider table is cut off at the page's edge
+PREVIEW_CELL_CHARS = 40  # a preview shows the shape of the data, not whole observations
+FLOAT_DIGITS = 3
 
 
 def column_schema(schema: pa.Schema, docs: dict[str, str] | None = None) -> dg.TableSchema:
@@ -27,16 +29,22 @@ def column_schema(schema: pa.Schema, docs: dict[str, str] | None = None) -> dg.T
 
 
 def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        value = round(value, FLOAT_DIGITS)
+    elif isinstance(value, list | tuple) and value and isinstance(value[0], float):
+        value = [round(v, FLOAT_DIGITS) for v in value]
     text = "" if value is None else str(value)
     text = text.replace("\n", "⏎").replace("|", "\\|")
     return text if len(text) <= PREVIEW_CELL_CHARS else text[: PREVIEW_CELL_CHARS - 1] + "…"
 
 
 def markdown_preview(path: Path, columns: list[str] | None = None, rows: int = PREVIEW_ROWS) -> str:
-    """The first rows of a Parquet file as a Markdown table (reads one row group at most)."""
+    """The first rows of a Parquet file as a Markdown table (reads one row group at most);
+    without `columns`, the first PREVIEW_COLUMNS columns."""
     parquet = pq.ParquetFile(path)
     if parquet.metadata.num_rows == 0:
         return "_empty_"
+    columns = columns or parquet.schema_arrow.names[:PREVIEW_COLUMNS]
     return records_table(parquet.read_row_group(0, columns=columns).slice(0, rows).to_pylist())
 
 

@@ -121,6 +121,14 @@ TURN_COLUMN_DOCS: dict[str, str] = {
     "exit_code": "process exit code where the format records one",
     "is_error": "error flag where the format records one",
 }
+QUARANTINE_COLUMN_DOCS: dict[str, str] = {
+    "domain": "partition the source feeds",
+    "source": "catalog name of the source",
+    "source_format": "reader that tried it (or `unknown` when no reader claimed the file)",
+    "source_path": "file or folder that could not be read, relative to the source's root",
+    "position": "where in it: line, byte offset or JSON path",
+    "reason": "why: the reader's error, naming what it expected",
+}
 TRAJECTORY_COLUMN_DOCS: dict[str, str] = {
     "trajectory_id": "content hash; key shared with the turn rows",
     "content_hash": "hash of task + turns only: equal for exact duplicates",

@@ -1,0 +1,90 @@
+"""What every asset declares besides its code: owners, tags, kinds, code version, check specs.
+
+The code version is a hash of the library code an asset runs (its modules and the SQL and TOML
+files beside them) and of the files that configure it (the policy), so Dagster marks an asset
+stale exactly when what would build it changed.
+"""
+
+import hashlib
+import importlib
+import warnings
+from collections.abc import Iterable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import dagster as dg
+
+from assets.partitions import domain_partitions
+
+OWNERS = ["team:worldtrace-data"]
+
+# Partitioned check specs are marked "preview" in Dagster 1.13; we rely on them for per-domain
+# check results and pin the Dagster version, so the warning on every load is noise.
+warnings.filterwarnings("ignore", category=dg.PreviewWarning,
+                        message="Specifying a partitions_def on an AssetCheckSpec")
+CODE_VERSION_CHARS = 12
+_DATA_SUFFIXES = (".sql", ".toml")
+
+
+def code_version(*parts: ModuleType | Path) -> str:
+    """Short sha256 over the bytes of the given modules (each with the .sql / .toml files in its
+    folder; a package: every .py file in its folder too) and files, in a stable order."""
+    files: set[Path] = set()
+    for part in parts:
+        path = Path(part.__file__) if isinstance(part, ModuleType) else Path(part)
+        files.add(path.resolve())
+        if isinstance(part, ModuleType):
+            suffixes = (*_DATA_SUFFIXES, ".py") if path.name == "__init__.py" else _DATA_SUFFIXES
+            files.update(p.resolve() for p in path.parent.iterdir() if p.suffix in suffixes)
+    digest = hashlib.sha256()
+    for path in sorted(files):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:CODE_VERSION_CHARS]
+
+
+def asset_info(stage: str, kinds: Iterable[str], code: Iterable[ModuleType | Path],
+               pii: str = "none") -> dict[str, Any]:
+    """Keyword arguments for dg.asset / dg.AssetSpec: owners, tags (stage; pii: raw, scrubbed
+    or none), kinds shown on the asset's node, and the code version."""
+    return {"owners": OWNERS, "tags": {"stage": stage, "pii": pii}, "kinds": set(kinds),
+            "code_version": code_version(*code)}
+
+
+def domain_check(name: str, asset: str | dg.AssetKey, description: str,
+                 blocking: bool = False) -> dg.AssetCheckSpec:
+    """A check with the domain partitions, so its page shows one result per domain."""
+    return dg.AssetCheckSpec(name, asset=asset, description=description, blocking=blocking,
+                             partitions_def=domain_partitions)
+
+
+# Defaults for an asset that does not declare its own: by group, the library it runs and kinds.
+GROUP_DEFAULTS: dict[str, tuple[str, set[str]]] = {
+    "sources": ("sources", {"parquet"}),
+    "quality": ("quality", {"parquet", "duckdb"}),
+    "training": ("training", {"parquet", "torch"}),
+    "bench": ("bench", {"parquet", "python"}),
+    "release": ("quality", {"parquet"}),
+}
+
+
+def with_defaults(assets: Iterable[dg.AssetsDefinition]) -> list[dg.AssetsDefinition]:
+    """Every asset with owners, kinds, a stage tag and a code version: what an asset declares
+    stays; what it lacks comes from its group (the code version then hashes the asset's own
+    module and its group's library package)."""
+    return [asset.map_asset_specs(_spec_with_defaults(asset)) for asset in assets]
+
+
+def _spec_with_defaults(asset: dg.AssetsDefinition):
+    module = importlib.import_module(asset.op.compute_fn.decorated_fn.__module__)
+
+    def fill(spec: dg.AssetSpec) -> dg.AssetSpec:
+        group = spec.group_name or "default"
+        library, kinds = GROUP_DEFAULTS.get(group, ("sources", {"parquet"}))
+        return spec.replace_attributes(
+            owners=spec.owners or OWNERS,
+            kinds=spec.kinds or kinds,
+            tags={"stage": group, "pii": "none", **spec.tags},
+            code_version=spec.code_version
+            or code_version(module, importlib.import_module(library)))
+    return fill

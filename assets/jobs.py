@@ -1,0 +1,69 @@
+"""Jobs for the common runs, derived from the assets (so a new asset joins the right job).
+
+- `main_job`: every domain-partitioned asset (generate, ingest, curate, scrub) for one domain;
+  launch one run per domain (`make run` runs them two at a time).
+- `corpus_job`: every asset built over all domains at once (dedup, splits, tokenizer, corpora,
+  models, bench, release), after the domain runs.
+- `ingest_job`, `curate_job`, `train_job`, `bench_job`, `release_job`: one stage each, for
+  re-running a stage from the launchpad.
+"""
+
+from collections.abc import Sequence
+
+import dagster as dg
+
+from assets.partitions import domain_partitions
+
+STAGE_GROUPS = {
+    "ingest_job": ("sources", "Generate the default data and read every source into the "
+                              "canonical tables, for one domain."),
+    "curate_job": ("quality", "Features, categories and loss weights, scrubbing, dedup."),
+    "train_job": ("training", "Split, tokenizer, CPT / SFT / RL corpora and models."),
+    "bench_job": ("bench", "AgentWorldBench: build, predict, score, leaderboard."),
+    "release_job": ("release", "The versioned dataset release."),
+}
+
+
+def _keys(assets: Sequence[dg.AssetsDefinition], partitioned: bool) -> list[dg.AssetKey]:
+    return [key for asset in assets if (asset.partitions_def is not None) == partitioned
+            for key in asset.keys]
+
+
+def _groups(assets: Sequence[dg.AssetsDefinition]) -> set[str]:
+    """The group names the assets use."""
+    return {group for asset in assets for group in asset.group_names_by_key.values()}
+
+
+def make_jobs(assets: Sequence[dg.AssetsDefinition]) -> list:
+    """main_job, corpus_job, and a job per stage whose group has assets (a stage with assets of
+    both kinds gets `<stage>_job` for the domain-partitioned ones and
+    `<stage>_all_domains_job` for the others)."""
+    domain_keys, corpus_keys = _keys(assets, True), _keys(assets, False)
+    jobs = [dg.define_asset_job(
+        "main_job", selection=dg.AssetSelection.assets(*domain_keys),
+        partitions_def=domain_partitions,
+        description="Every domain-partitioned asset for one domain: generate, ingest, curate, "
+                    "scrub. One run per domain; then corpus_job.")]
+    if corpus_keys:
+        jobs.append(dg.define_asset_job(
+            "corpus_job", selection=dg.AssetSelection.assets(*corpus_keys),
+            description="Every asset built over all domains at once (dedup, splits, models, "
+                        "bench, release), after main_job has run for the domains."))
+    groups = _groups(assets)
+    for name, (group, description) in STAGE_GROUPS.items():
+        if group not in groups:
+            continue
+        kinds = {partitioned: [key for asset in assets
+                               if (asset.partitions_def is not None) == partitioned
+                               for key in asset.keys if asset.group_names_by_key[key] == group]
+                 for partitioned in (True, False)}
+        both = all(kinds.values())
+        for partitioned, keys in kinds.items():
+            if keys:
+                jobs.append(dg.define_asset_job(
+                    name.replace("_job", "_all_domains_job") if both and not partitioned
+                    else name,
+                    selection=dg.AssetSelection.assets(*keys),
+                    partitions_def=domain_partitions if partitioned else None,
+                    description=description))
+    return jobs
