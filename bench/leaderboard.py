@@ -39,9 +39,10 @@ def _cell(value: Any) -> str:
     return f"{value:.2f}" if isinstance(value, float) else str(value)
 
 
-def to_markdown(rows: Sequence[dict[str, Any]]) -> str:
-    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-    lines += ["| " + " | ".join(_cell(row[c]) for c in COLUMNS) + " |" for row in rows]
+def to_markdown(rows: Sequence[dict[str, Any]], columns: Sequence[str] = COLUMNS) -> str:
+    """A Markdown table of the rows (the leaderboard's columns unless others are named)."""
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(_cell(row[c]) for c in columns) + " |" for row in rows]
     return "\n".join(lines)
 
 

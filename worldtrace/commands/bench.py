@@ -3,8 +3,12 @@
     worldtrace bench build --data DIR --out BENCH_DIR [--per-domain N] [--seed S]
         samples from the bench pool of DIR's trajectory_split, in the official JSONL layout
     worldtrace bench run --bench-dir BENCH_DIR --predictor P [--predictor P2 ...] --out RUN_DIR
+                         [--llm-judge URL [--judge-model M]] [--rollout K]
         any folder of <domain>_test.jsonl files (ours or the official AgentWorldBench): predict,
-        judge with the offline rubric, write predictions.jsonl, scores.csv, leaderboard.*
+        judge with the offline rubric, write predictions.jsonl, scores.csv, leaderboard.*;
+        --llm-judge: also judge with a model behind an OpenAI-compatible URL (llm_scores.csv,
+        agreement.csv: rubric-vs-LLM Spearman per domain); --rollout K: free-running mode, each
+        predictor's own predictions fed back for K steps (rollout.csv: score by depth)
     worldtrace bench score --predictions FILE [--out RUN_DIR]
         judge a predictions.jsonl (official records with `gen`: ours or eval.py's)
 
@@ -31,10 +35,12 @@ def _report_problems(problems: list) -> None:
         print(f"{len(problems)} record(s) could not be read", file=sys.stderr)
 
 
-def _print_table(rows: list[dict]) -> None:
-    from bench.leaderboard import to_markdown
+def _print_table(rows: list[dict], own_columns: bool = False) -> None:
+    """A leaderboard, or (own_columns) any table with the columns of its first row."""
+    from bench.leaderboard import COLUMNS, to_markdown
 
-    print(to_markdown(rows))
+    if rows:
+        print(to_markdown(rows, list(rows[0]) if own_columns else COLUMNS))
 
 
 def run_build(args: argparse.Namespace) -> int:
@@ -75,8 +81,52 @@ def run_run(args: argparse.Namespace) -> int:
     paths = write_run(samples, runs, Path(args.out))
     _print_table(leaderboard_rows(summarize([r for run in runs for r in run.rows]),
                                   RUBRIC_JUDGE))
+    paths.update(_diagnostics(args, samples, runs, context))
     print(f"wrote {', '.join(str(p) for p in paths.values())}", file=sys.stderr)
     return 0
+
+
+def _diagnostics(args: argparse.Namespace, samples: list, runs: list, context) -> dict:
+    """The LLM judge and its agreement with the rubric, and free-running decay, when asked."""
+    from bench.diagnostics import (
+        agreement_rows,
+        llm_judge_rows,
+        rollout_steps,
+        write_diagnostics,
+    )
+    from bench.rollout import decay_table
+
+    llm_rows: list = []
+    agreement: list = []
+    rollout: dict = {}
+    if args.llm_judge:
+        from bench.endpoint import EndpointConfig
+        from bench.evaluate import summarize
+        from bench.judges.llm_judge import LLMJudge, LLMJudgeConfig
+        from bench.leaderboard import leaderboard_rows
+
+        llm = LLMJudge(LLMJudgeConfig(
+            EndpointConfig(args.llm_judge, model=args.judge_model, concurrency=args.concurrency),
+            cache_dir=Path(args.out) / "judge_cache"))
+        for run in runs:
+            rows, failures = llm_judge_rows(llm, samples, run.outputs, run.name)
+            llm_rows += rows
+            for failure in failures:
+                print(f"llm judge could not grade {failure}", file=sys.stderr)
+        agreement = agreement_rows([row for run in runs for row in run.rows], llm_rows)
+        if llm_rows:
+            _print_table(leaderboard_rows(summarize(llm_rows), llm.name))
+        _print_table(agreement, own_columns=True)
+    if args.rollout:
+        from bench.predictors.base import build_predictor
+
+        for spec in args.predictor:
+            predictor = build_predictor(spec, context)
+            rollout[predictor.name] = rollout_steps(
+                predictor, samples, args.rollout, Path(args.data) if args.data else None)
+            _print_table([{"predictor": predictor.name, **row}
+                          for row in decay_table(rollout[predictor.name])], own_columns=True)
+    return write_diagnostics(Path(args.out), llm_rows, agreement, rollout)
 
 
 def run_score(args: argparse.Namespace) -> int:
@@ -117,6 +167,13 @@ def register(commands: argparse._SubParsersAction) -> None:
     run.add_argument("--max-new-tokens", type=int, default=1024)
     run.add_argument("--temperature", type=float, default=0.0)
     run.add_argument("--concurrency", type=int, default=4)
+    run.add_argument("--llm-judge", metavar="URL",
+                     help="also judge with the model behind this OpenAI-compatible base URL")
+    run.add_argument("--judge-model", help="model name for --llm-judge (default: the first "
+                                           "the endpoint lists)")
+    run.add_argument("--rollout", type=int, default=0, metavar="K",
+                     help="free-running mode: feed each predictor's predictions back for K "
+                          "steps and report the score by depth")
     run.set_defaults(run=run_run)
     score = tools.add_parser("score", help="judge a predictions.jsonl")
     score.add_argument("--predictions", required=True)

@@ -1,0 +1,115 @@
+"""The diagnostics beyond the official scores, for a run folder: a second opinion from the LLM
+judge (with its agreement with the rubric) and free-running decay.
+
+- `llm_judge_rows`: the LLM judge's score rows (SCORE_SCHEMA, judge = "llm_judge:<model>");
+  a sample the judge could not grade is reported, not scored.
+- `agreement_rows`: Spearman per domain between the rubric's and the LLM judge's sample scores
+  of the same predictor and sample (bench.judges.agreement).
+- `rollout_steps`: `--rollout K` for one predictor (bench.rollout), judged by the rubric.
+- `write_diagnostics`: llm_scores.csv, agreement.csv, rollout.csv into the run folder.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from bench.evaluate import SCORE_SCHEMA
+from bench.judges.agreement import judge_agreement
+from bench.judges.llm_judge import JudgeFailure, LLMJudge
+from bench.judges.rubric import copies_history, judge
+from bench.parsing import parse_prediction
+from bench.predictors.base import Predictor
+from bench.rollout import (
+    RolloutChain,
+    RolloutStep,
+    chains_from_samples,
+    chains_from_turns,
+    decay_table,
+    free_run,
+    read_trajectory_turns,
+)
+from bench.sample import BenchSample
+from sources.storage import atomic_path, partition_path
+
+
+def llm_judge_rows(llm_judge: LLMJudge, samples: Sequence[BenchSample], outputs: Sequence[str],
+                   predictor: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """(score rows, one line per sample the judge failed on)."""
+    rows, failures = [], []
+    for sample, output, result in zip(samples, outputs, llm_judge.judge_all(samples, outputs),
+                                      strict=True):
+        if isinstance(result, JudgeFailure):
+            failures.append(f"{predictor} {sample.id}: {result}")
+            continue
+        parsed = parse_prediction(output)
+        rows.append({
+            "id": sample.id, "domain": sample.domain, "source": sample.source,
+            "category": sample.category, "predictor": predictor, "judge": llm_judge.name,
+            **result.as_dict(), "score": result.score, "rule_score": None,
+            "malformed": parsed.malformed,
+            "copies_history": copies_history(parsed.judged_text, sample),
+            "evidence": json.dumps(result.evidence, sort_keys=True)})
+    return rows, failures
+
+
+def agreement_rows(rubric_rows: Sequence[dict[str, Any]], llm_rows: Sequence[dict[str, Any]]
+                   ) -> list[dict[str, Any]]:
+    """Per predictor, the rubric-vs-LLM Spearman per domain (and over all its samples)."""
+    rubric = {(row["predictor"], row["id"]): row for row in rubric_rows}
+    out = []
+    for predictor in sorted({row["predictor"] for row in llm_rows}):
+        pairs = [(row["domain"], rubric[(predictor, row["id"])]["score"], row["score"])
+                 for row in llm_rows
+                 if row["predictor"] == predictor and (predictor, row["id"]) in rubric]
+        out += [{"predictor": predictor, **a.row()} for a in judge_agreement(pairs)]
+    return out
+
+
+def rollout_chains(samples: Sequence[BenchSample], data_dir: Path | None) -> list[RolloutChain]:
+    """Chains from the data dir's raw_turns where it has them, else from later samples."""
+    chains = []
+    for domain in sorted({s.domain for s in samples}):
+        of_domain = [s for s in samples if s.domain == domain]
+        if data_dir is not None and partition_path(data_dir, "raw_turns", domain).exists():
+            turns = read_trajectory_turns(data_dir, domain, {s.trajectory_id for s in of_domain})
+            known = [s for s in of_domain if s.trajectory_id in turns]
+            chains += chains_from_turns(known, turns)
+        else:
+            chains += chains_from_samples(of_domain)
+    return chains
+
+
+def rollout_steps(predictor: Predictor, samples: Sequence[BenchSample], depth: int,
+                  data_dir: Path | None = None) -> list[RolloutStep]:
+    """Free-running steps of one predictor, judged by the offline rubric."""
+    return free_run(predictor, rollout_chains(samples, data_dir), depth, judge)
+
+
+def _write_csv(rows: Sequence[dict[str, Any]], columns: Sequence[str], path: Path) -> Path:
+    with atomic_path(path) as tmp, tmp.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(columns))
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
+def write_diagnostics(out_dir: Path, llm_rows: Sequence[dict[str, Any]] = (),
+                      agreement: Sequence[dict[str, Any]] = (),
+                      rollout: dict[str, list[RolloutStep]] | None = None) -> dict[str, Path]:
+    """llm_scores.csv and agreement.csv (when the LLM judge ran), rollout.csv (per predictor,
+    domain and depth) when free-running ran."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = {}
+    if llm_rows:
+        paths["llm_scores"] = _write_csv(llm_rows, SCORE_SCHEMA.names, out_dir / "llm_scores.csv")
+    if agreement:
+        paths["agreement"] = _write_csv(agreement, list(agreement[0]), out_dir / "agreement.csv")
+    rows = [{"predictor": name, **row} for name, steps in (rollout or {}).items()
+            for row in decay_table(steps)]
+    if rows:
+        paths["rollout"] = _write_csv(rows, list(rows[0]), out_dir / "rollout.csv")
+    return paths

@@ -1,0 +1,73 @@
+"""`worldtrace bench run --llm-judge URL --rollout K`: a real served model as a predictor, a
+real judge endpoint on 127.0.0.1, the rubric beside it, free-running decay."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+
+import pytest
+
+from bench.official import write_official
+from bench.sample import BenchSample
+from bench.serve.run import ServeConfig, model_app, serve_in_background
+from tests.scripted_endpoint import scripted_endpoint
+from tests.tiny_lm import tiny_model_dir, torch_one_thread  # noqa: F401  (fixtures)
+from worldtrace.cli import main
+
+pytestmark = pytest.mark.usefixtures("torch_one_thread")
+
+TURNS = [("ls", "a.txt\nb.txt"), ("cat a.txt", "alpha"), ("cat b.txt", "beta"),
+         ("wc -l a.txt", "1 a.txt"), ("rm a.txt", ""), ("ls", "b.txt")]
+_SIMULATED = re.compile(r"<simulated_observation>\n(.*?)\n</simulated_observation>", re.DOTALL)
+
+
+def sample(turn_idx: int, trajectory: str = "t1") -> BenchSample:
+    return BenchSample(domain="terminal", id=f"{trajectory}-{turn_idx}",
+                       history=TURNS[:turn_idx - 1], current_action=TURNS[turn_idx - 1][0],
+                       reference=TURNS[turn_idx - 1][1], system_prompt="You simulate a shell.",
+                       turn_idx=turn_idx, total_turns=len(TURNS), trajectory_id=trajectory,
+                       source="test")
+
+
+def judge_reply(number: int, body: dict) -> str:
+    """Scores that vary with the prediction (so rank agreement is defined)."""
+    simulated = _SIMULATED.search(body["messages"][-1]["content"]).group(1)
+    value = 1 + len(simulated) % 5
+    scores = dict.fromkeys(["format", "factuality", "consistency", "realism", "quality"], value)
+    return f"ok\n<final_evaluation>{json.dumps({'scores': scores})}</final_evaluation>"
+
+
+def read(path) -> list[dict]:
+    with path.open(encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_bench_run_with_llm_judge_and_rollout(tmp_path, tiny_model_dir, capsys):  # noqa: F811
+    bench_dir, out = tmp_path / "bench", tmp_path / "run"
+    write_official([sample(2), sample(3), sample(4), sample(6)], bench_dir)
+    judge_app, asked = scripted_endpoint(judge_reply)
+    with model_app(ServeConfig(tiny_model_dir, dtype="float32")) as model, \
+            serve_in_background(model) as model_url, serve_in_background(judge_app) as judge_url:
+        status = main(["bench", "run", "--bench-dir", str(bench_dir), "--out", str(out),
+                       "--predictor", "copy_last", "--predictor",
+                       f"openai_compatible:{model_url}", "--max-new-tokens", "8",
+                       "--llm-judge", judge_url, "--rollout", "3"])
+    assert status == 0
+    llm = read(out / "llm_scores.csv")
+    assert len(llm) == 2 * 4 and {row["judge"] for row in llm} == {"llm_judge:scripted"}
+    assert 1 <= len(asked) <= 8  # equal (sample, prediction) pairs are judged once
+    agreement = read(out / "agreement.csv")
+    assert {(row["predictor"], row["domain"]) for row in agreement} == {
+        ("copy_last", "terminal"), ("copy_last", "all"),
+        ("openai_compatible:tiny_lm", "terminal"), ("openai_compatible:tiny_lm", "all")}
+    rollout = read(out / "rollout.csv")
+    copy_last = [row for row in rollout if row["predictor"] == "copy_last"
+                 and row["domain"] == "terminal"]
+    # Chains start at turns 2, 3, 4 and 6; turn 6 ends the trajectory, turn 4 has two more.
+    assert [(row["depth"], row["chains"]) for row in copy_last] == [("1", "4"), ("2", "3"),
+                                                                     ("3", "3")]
+    assert float(copy_last[0]["gap"]) == 0.0
+    printed = capsys.readouterr().out
+    assert "free_running" in printed and "spearman" in printed
