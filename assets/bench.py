@@ -66,8 +66,13 @@ class PredictorSettings(dg.Config):
 
 
 @dg.asset(group_name=GROUP, deps=["trajectory_split", "turn_labels", "raw_turns"],
-          check_specs=[dg.AssetCheckSpec("samples_in_bench_pool", asset=BENCH_TABLE),
-                       dg.AssetCheckSpec("no_near_duplicate_in_train", asset=BENCH_TABLE)])
+          check_specs=[
+              dg.AssetCheckSpec("samples_in_bench_pool", asset=BENCH_TABLE,
+                                description="Every bench sample comes from a trajectory of "
+                                            "the bench pool of trajectory_split."),
+              dg.AssetCheckSpec("no_near_duplicate_in_train", asset=BENCH_TABLE,
+                                description="No bench sample's trajectory has a near "
+                                            "duplicate left in the train pool.")])
 def agentworldbench(context: dg.AssetExecutionContext, config: BenchSettings,
                     storage: WorldtraceStorage) -> Iterator[dg.MaterializeResult
                                                             | dg.AssetCheckResult]:
