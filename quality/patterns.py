@@ -121,6 +121,10 @@ EMPTY_OUTPUT_WRAPPERS: tuple[str, ...] = (
     r"(?i)(current terminal state|new terminal output|current terminal screen):",
     # A line that is only a shell prompt (root@4c2a9f1e8b3d:/app#, user@host:~$).
     r"(?m)^[ \t]*[\w.-]+@[\w.-]+:[~/\w.-]*[#$][ \t]*$",
+    # A browser's tab bar and an empty page root (WebArena / BrowserGym trees): a blank or failed
+    # tab shows these and nothing else.
+    r"(?m)^Tab [0-9]+( \(current\))?: [^\n]*$",
+    r"\[[0-9]+\] RootWebArea '[^'\n]*'( focused: True)?",
     # A screenshot reference standing in for an image (sources/readers/osworld.py writes these).
     r"(?im)^screenshot: \S+\.(png|jpe?g|gif|webp|bmp)[ \t]*$",
     # The frame of an MCP text content block, {"type":"text","text":"...","annotations":null},
