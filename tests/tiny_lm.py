@@ -1,7 +1,9 @@
-"""A tiny random-init Llama model folder with a tokenizer trained here (no download).
+"""A tiny random-init model folder for the serving and predictor tests (no download).
 
-The tokenizer follows CONTRACTS "tokenizer": byte-level BPE, our special tokens and a chat
-template, so the folder loads exactly like {data}/models/sft_model does.
+Built the way the training stage builds its models: the test chat tokenizer of
+tests/training_fixtures.py (CONTRACTS "tokenizer": byte-level BPE, our special tokens, a chat
+template) and `training.model_config.new_model` (a Llama with the stop tokens in its generation
+config), saved as a Hugging Face folder, so it loads exactly like {data}/models/sft_model.
 """
 
 from __future__ import annotations
@@ -10,40 +12,21 @@ from pathlib import Path
 
 import pytest
 import torch
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
-SPECIAL_TOKENS = ["<pad>", "<eos>", "<|system|>", "<|user|>", "<|assistant|>", "<|end|>",
-                  "<think>", "</think>", "<predicted_observation>", "</predicted_observation>"]
-CHAT_TEMPLATE = ("{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}<|end|>{% endfor %}"
-                 "{% if add_generation_prompt %}<|assistant|>{% endif %}")
-CORPUS = [
-    "$ ls -la\ntotal 8\n-rw-r--r-- 1 user user 42 notes.txt\n",
-    '{"result": {"content": [{"type": "text", "text": "ok"}]}, "isError": false}',
-    "**Environment Observation:**\nFAILED tests/test_app.py::test_login - AssertionError",
-    "<think>it lists files</think><predicted_observation>notes.txt</predicted_observation>",
-    "[1] Search result: world models for agents (arxiv.org)",
-]
+from tests.training_fixtures import make_tokenizer
+from training.model_config import ModelConfig, new_model
+
+# 8192 positions: a judge prompt is a few thousand tokens with a 300-token vocabulary.
+TINY = ModelConfig(hidden_size=32, num_layers=2, num_heads=4, intermediate_size=64,
+                   max_positions=8192, device="cpu", cpu_threads=0)
 
 
 def build_tiny_model(folder: Path, seed: int = 0) -> Path:
-    """Train a ~300-token BPE, initialise a 2-layer Llama, save both to `folder`."""
-    bpe = Tokenizer(models.BPE())
-    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    bpe.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=320, special_tokens=SPECIAL_TOKENS,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
-    bpe.train_from_iterator(CORPUS * 4, trainer)
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, pad_token="<pad>", eos_token="<eos>",
-                                        additional_special_tokens=SPECIAL_TOKENS[2:])
-    tokenizer.chat_template = CHAT_TEMPLATE
-    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64,
-                         num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-                         max_position_embeddings=8192, pad_token_id=tokenizer.pad_token_id,
-                         eos_token_id=tokenizer.eos_token_id, bos_token_id=None)
-    torch.manual_seed(seed)
-    LlamaForCausalLM(config).save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
+    """Train a 300-token BPE, initialise a 2-layer Llama, save both to `folder`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    tokenizer = make_tokenizer(folder)
+    config = ModelConfig(**{**vars(TINY), "seed": seed})
+    new_model(config, tokenizer).save_pretrained(folder)
     return folder
 
 
