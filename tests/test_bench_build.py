@@ -79,3 +79,29 @@ def test_every_domain_builds(bench_corpus: Path) -> None:
         assert len(samples) == 3, (domain, stats)
         if domain in ("android", "web", "os"):
             assert all(s.task for s in samples), domain
+
+
+def test_checks_catch_train_trajectories(bench_corpus: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from bench import checks
+    from training.split import SplitConfig, split_trajectories
+
+    data = tmp_path / "data"
+    shutil.copytree(bench_corpus, data)
+    split_trajectories(data, ["terminal"], SplitConfig(bench_share=0.5))
+    split = sql_path(partition_path(data, "trajectory_split", "terminal"))
+    with duckdb.connect() as con:
+        pools = dict(con.execute(f"SELECT trajectory_id, pool FROM read_parquet({split})"
+                                 ).fetchall())
+    bench = [t for t, p in pools.items() if p == "bench"]
+    train = [t for t, p in pools.items() if p == "train"]
+    good, _ = build_domain(data, "terminal", BuildConfig(counts={"terminal": 4}))
+    assert {s.trajectory_id for s in good} <= set(bench)
+    assert checks.samples_in_bench_pool(data, good).passed
+    assert checks.no_near_duplicate_in_train(data, good).passed
+    leaked, _ = build_domain(data, "terminal", BuildConfig(counts={"terminal": 4}), train)
+    outcome = checks.samples_in_bench_pool(data, leaked)
+    assert not outcome.passed and outcome.figures["outside"] == 4
+    near = checks.no_near_duplicate_in_train(data, leaked)
+    assert not near.passed and near.figures["max_jaccard"] == 1.0

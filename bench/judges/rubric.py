@@ -53,6 +53,7 @@ _ASSISTANT_TALK = re.compile(
 _PLACEHOLDER = re.compile(r"(?i)(\.\.\.|…|<placeholder>|\[omitted\]|\[truncated\]|"
                           r"<[a-z_ ]+ here>|lorem ipsum|TODO\b)")
 ECHO_JACCARD = 0.9  # word 3-gram Jaccard at which two observations count as the same output
+PREFILTER_JACCARD = 0.75
 CONTEXT_TURNS = 8  # history turns the consistency and novelty measures read (bounded cost)
 
 
@@ -94,14 +95,21 @@ def context_texts(sample: BenchSample) -> list[str]:
             sample.initial_state]
 
 
+def near_copy(left: str, right: str) -> bool:
+    """Word 3-gram Jaccard >= ECHO_JACCARD (after a cheap word-set prefilter: texts whose word
+    sets overlap less than PREFILTER_JACCARD are never that close in 3-grams in practice)."""
+    if ev.jaccard(ev.word_set(left), ev.word_set(right)) < PREFILTER_JACCARD:
+        return False
+    return ev.jaccard(ev.trigram_set(left), ev.trigram_set(right)) >= ECHO_JACCARD
+
+
 def copies_history(predicted: str, sample: BenchSample) -> bool:
     """P is an earlier observation again (word 3-gram Jaccard >= ECHO_JACCARD) and R is not."""
     if not ev.lines(predicted):
         return False
     earlier = [obs for _, obs in sample.history[-CONTEXT_TURNS:]] + [sample.initial_state]
-    p_grams, r_grams = ev.trigram_set(predicted), ev.trigram_set(sample.reference)
-    return any(ev.jaccard(p_grams, grams := ev.trigram_set(obs)) >= ECHO_JACCARD
-               and ev.jaccard(r_grams, grams) < ECHO_JACCARD for obs in earlier if obs)
+    return any(near_copy(predicted, obs) and not near_copy(sample.reference, obs)
+               for obs in earlier if obs)
 
 
 def _gui_kept(sample: BenchSample, predicted: str) -> float | None:
