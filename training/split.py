@@ -27,6 +27,7 @@ from sources.storage import (
     CheckOutcome,
     partition_path,
     scalar_query,
+    sql_literal,
     sql_path,
     table_glob,
     write_parquet,
@@ -121,7 +122,7 @@ def kept_trajectories(data_dir: Path, dedup_dir: Path, domains: Sequence[str]) -
                               hive_partitioning = false) AS t
             JOIN read_parquet({sql_path(dedup_dir / "trajectory_dedup.parquet")}) AS d
                 USING (trajectory_id)
-            WHERE d.kept AND t.domain IN ({", ".join(f"'{d}'" for d in present)})
+            WHERE d.kept AND t.domain IN ({", ".join(sql_literal(d) for d in present)})
             ORDER BY t.trajectory_id
         """).to_arrow_table()
 
