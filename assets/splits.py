@@ -189,7 +189,7 @@ class SftSettings(dg.Config):
 
     turns_per_trajectory: int = 2
     max_prompt_tokens: int = 2048
-    max_trajectories_per_domain: int = 60
+    max_trajectories_per_domain: int = 40
     teacher_base_url: str = ""
     teacher_model: str = ""
     teacher_api_key: str = "none"
@@ -225,7 +225,7 @@ class RlSettings(dg.Config):
     """Prompt token budget (the recipe caps at 128K) and trajectories per domain (0: all)."""
 
     max_prompt_tokens: int = 131_072
-    max_trajectories_per_domain: int = 40
+    max_trajectories_per_domain: int = 24
 
 
 def _rl_asset(context: dg.AssetExecutionContext, config: RlSettings,

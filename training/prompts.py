@@ -52,13 +52,23 @@ class Prompt:
 class PromptBuilder:
     """Prompts for the turns of one episode, sharing one cache of message token counts."""
 
-    def __init__(self, tokenizer: PreTrainedTokenizerFast, episode: Episode, system: str,
+    def __init__(self, tokenizer: PreTrainedTokenizerFast, episode: Episode,
                  max_prompt_tokens: int) -> None:
         self.tokenizer = tokenizer
         self.episode = episode
-        self.system = system
         self.max_prompt_tokens = max_prompt_tokens
         self._counts: dict[str, int] = {}
+
+    def prefetch(self, last: int) -> None:
+        """Count the messages of steps[:last + 1] in one batch (both cores), when most of them
+        will be read anyway (a budget larger than their bytes: a token is at least a byte)."""
+        texts = [t for s in self.episode.steps[:last + 1] for t in (s.action, s.observation)]
+        if sum(len(t.encode()) for t in texts) > self.max_prompt_tokens:
+            return
+        todo = sorted({t for t in texts if t not in self._counts})
+        if todo:
+            encoded = self.tokenizer(todo, add_special_tokens=False)["input_ids"]
+            self._counts.update(zip(todo, map(len, encoded), strict=True))
 
     def count(self, text: str) -> int:
         """Content tokens of one message (cached: boilerplate repeats within an episode)."""
@@ -66,10 +76,10 @@ class PromptBuilder:
             self._counts[text] = len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
         return self._counts[text]
 
-    def build(self, position: int) -> Prompt | None:
+    def build(self, position: int, system: str) -> Prompt | None:
         """The prompt predicting steps[position]; None when even no history is over budget."""
         steps = self.episode.steps
-        fixed = (self.count(self.system) + self.count(steps[position].action)
+        fixed = (self.count(system) + self.count(steps[position].action)
                  + 2 * TOKENS_PER_MESSAGE + GENERATION_PROMPT)
         if fixed > self.max_prompt_tokens:
             return None
@@ -81,9 +91,10 @@ class PromptBuilder:
                 break
             total += cost
             first -= 1
-        return Prompt(messages(self.system, steps[first:position], steps[position].action),
+        return Prompt(messages(system, steps[first:position], steps[position].action),
                       total, position - first, first)
 
-    def target_tokens(self, text: str) -> int:
-        """Tokens of an assistant answer with its <|end|>."""
-        return self.count(text) + 1
+    def answer_tokens(self, *parts: str, special: int = 0) -> int:
+        """Tokens of an assistant answer made of `parts` and `special` special tokens, with its
+        <|end|>."""
+        return sum(self.count(p) for p in parts) + special + 1

@@ -53,7 +53,7 @@ class RlConfig:
 
     all_turns: bool = False
     max_prompt_tokens: int = 131_072
-    max_trajectories_per_domain: int | None = 40
+    max_trajectories_per_domain: int | None = 24
     seed: int = 0
 
     @property
@@ -84,10 +84,12 @@ def build_rl_split(data_dir: Path, tokenizer: PreTrainedTokenizerFast, domains: 
                     stats.skipped[domain, "no_judgeable_turn"] += 1
                 # one variant per trajectory: the prompts of all_turns share their prefixes
                 variant = variant_for(episode.trajectory_id, config.seed)
-                builder = PromptBuilder(tokenizer, episode, system_prompt(
-                    variant, domain, episode.task, episode.formats()), config.max_prompt_tokens)
+                system = system_prompt(variant, domain, episode.task, episode.formats())
+                builder = PromptBuilder(tokenizer, episode, config.max_prompt_tokens)
+                if targets:
+                    builder.prefetch(episode.steps.index(targets[-1]))
                 for step in targets:
-                    prompt = builder.build(episode.steps.index(step))
+                    prompt = builder.build(episode.steps.index(step), system)
                     if prompt is None:
                         stats.skipped[domain, "over_budget"] += 1
                         continue
@@ -98,7 +100,7 @@ def build_rl_split(data_dir: Path, tokenizer: PreTrainedTokenizerFast, domains: 
                                 "turn_index": step.turn_index,
                                 "verifier": json.dumps(spec, sort_keys=True),
                                 "prompt_tokens": prompt.tokens})
-                    stats.add(domain, prompt.tokens, builder.target_tokens(step.observation),
+                    stats.add(domain, prompt.tokens, builder.answer_tokens(step.observation),
                               prompt.dropped_turns)
     export_dataset_dict(data_dir, config.table, written)
     return stats

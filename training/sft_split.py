@@ -51,7 +51,7 @@ class SftConfig:
 
     turns_per_trajectory: int = 2
     max_prompt_tokens: int = 2048
-    max_trajectories_per_domain: int | None = 60
+    max_trajectories_per_domain: int | None = 40
     seed: int = 0
 
     def __str__(self) -> str:
@@ -81,13 +81,13 @@ def build_sft_split(data_dir: Path, tokenizer: PreTrainedTokenizerFast, domains:
                          rows_per_batch=256) as sink:
             for episode in first_episodes(data_dir, domain, config.max_trajectories_per_domain):
                 stats.trajectories[domain] += 1
+                builder = PromptBuilder(tokenizer, episode, config.max_prompt_tokens)
                 for step in pick_turns(episode, config.turns_per_trajectory, config.seed):
                     position = episode.steps.index(step)
                     variant = variant_for(f"{episode.trajectory_id}:{step.turn_index}",
                                           config.seed)
                     system = system_prompt(variant, domain, episode.task, episode.formats())
-                    prompt = PromptBuilder(tokenizer, episode, system,
-                                           config.max_prompt_tokens).build(position)
+                    prompt = builder.build(position, system)
                     if prompt is None:
                         stats.skipped[domain, "over_budget"] += 1
                         continue
@@ -104,7 +104,8 @@ def build_sft_split(data_dir: Path, tokenizer: PreTrainedTokenizerFast, domains:
                                 "domain": domain, "trajectory_id": episode.trajectory_id,
                                 "turn_index": step.turn_index, "prompt_variant": variant,
                                 "reasoning_source": source})
-                    stats.add(domain, prompt.tokens, len(tokenizer(target)["input_ids"]) + 1,
+                    stats.add(domain, prompt.tokens,
+                              builder.answer_tokens(reasoning, step.observation, special=4),
                               prompt.dropped_turns)
     export_dataset_dict(data_dir, "sft_split", written)
     return stats
