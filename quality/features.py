@@ -335,8 +335,13 @@ def _batch_features(con: duckdb.DuckDBPyConnection, batch: pa.Table, traj_offset
     con.register("turns", turns)
     part = query_arrow(con, turn_sql)
     con.unregister("turns")
+    stats.seconds["turn features (sql)"] += time.perf_counter() - clock
+
+    clock = time.perf_counter()
     for name, column in reply_columns(batch, turn).items():
         part = part.append_column(name, column)
+    stats.seconds["reply features (python)"] += time.perf_counter() - clock
+    clock = time.perf_counter()
     part = (part.append_column("action_words", pa.array(action_share, pa.float64(),
                                                         mask=np.isnan(action_share)))
             .append_column("obs_signature", signature_array(obs_sig))

@@ -50,10 +50,11 @@ GENERIC_ERRORS: tuple[str, ...] = (
 # has introduced new syntax error(s)"), a security or policy refusal ("Security violation:
 # Command 'sleep' is not allowed"), a timeout, a search result that counts zero hits.
 REFUSALS: tuple[str, ...] = (
-    r"(?im)^\W*no (\w+ ){0,3}(found|match|matches|results?)\b",
-    r"(?im)^\W*([\w.-]+ ){0,2}not found\b",
+    # (whole short lines only, so that a comment in a code view -- "# not found" -- is not one)
+    r"(?im)^(\S+: )?no (\w+ ){0,3}(found|match|matches|results?)\b[^\n]{0,100}$",
+    r"(?im)^(\S+: )?([\w.-]+ ){0,2}not found\b[^\n]{0,60}$",
     r"(?i)\b(wrong|incorrect|invalid) (answer|flag|solution|password|credentials|guess)\b",
-    r"(?im)^\W*(wrong|incorrect)\b[^\n]{0,40}$",
+    r"(?im)^(wrong|incorrect)\b[^\n]{0,40}$",
     r"(?i)\b(introduced|has|have|contains?|found) (new )?(syntax|lint|linting) errors?\b",
     r"(?i)\b(edit|change)s? (was|were|has been|have been) (rejected|reverted|not applied)\b",
     r"(?i)\b(security violation|access denied|not permitted|is not allowed|are not allowed)\b",

@@ -187,7 +187,7 @@ def repeat_masked(observations: list[str], flat: list[str], turn: np.ndarray,
 def _line_keys(masked: str) -> list[str]:
     """The distinct content lines of a masked text (masked_texts), stripped."""
     lines = {line.strip() for line in masked.splitlines()}
-    return sorted(line for line in lines if len(line.strip(_NOT_CONTENT)) >= 2)
+    return sorted(line for line in lines if line.strip(_NOT_CONTENT))
 
 
 def _action_lines(action: str, values: list[str]) -> set[str]:
@@ -213,7 +213,7 @@ def _lines_holding(joined: str, starts: list[int], needle: str, whole_word: bool
 def line_shares(actions: list[str], action_args: list[list[str]], observations: list[str],
                 lined: list[str], turn: np.ndarray
                 ) -> tuple[list[float | None], list[float | None]]:
-    """Per turn, over the observation's distinct content lines (2+ letters or digits):
+    """Per turn, over the observation's distinct content lines (a letter or digit):
     action_line_share, the share that restate the action (a line of it, or a line that is
     mostly one of its lines: a terminal echoing the command, a view of the lines just
     inserted), and seen_line_share, the share shown by an earlier observation of the trajectory
