@@ -18,7 +18,7 @@ from assets.splits import (
     tokenizer,
     trajectory_split,
 )
-from assets.training import cpt_model, rl_model, sft_model
+from assets.training import ablation_table, cpt_model, rl_model, sft_model
 
 ASSETS = [generated_traces, raw_traces, turn_features, turn_labels, trajectory_dedup,
           scrubbed_traces, trajectory_split, tokenizer, cpt_corpus, sft_split, rl_split,
@@ -33,8 +33,15 @@ models_job = dg.define_asset_job(
     description="CPT -> SFT -> RL (GSPO) on the split tables of all domains, once.",
 )
 
+# The ablation trains seven more models and scores them all: its own job, in no other one.
+ablation_job = dg.define_asset_job(
+    "ablation_job",
+    selection=dg.AssetSelection.assets(ablation_table),
+    description="Train the CPT / SFT / RL variants and score each on the bench in one table.",
+)
+
 defs = dg.Definitions(
-    assets=with_defaults(ASSETS),
-    jobs=[*make_jobs(ASSETS), models_job],
+    assets=with_defaults([*ASSETS, ablation_table]),
+    jobs=[*make_jobs(ASSETS), models_job, ablation_job],
     resources={"storage": storage_from_environment()},
 )

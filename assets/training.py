@@ -17,6 +17,7 @@ import dagster as dg
 
 from assets.resources import WorldtraceStorage
 from assets.table_metadata import records_table
+from training.ablation import bench_samples, configure, markdown, run_ablation, write_table
 from training.cpt import CptConfig
 from training.gspo import GspoConfig
 from training.reward import hybrid_scorer
@@ -33,15 +34,15 @@ class TrainingSettings(dg.Config):
 
     max_steps: int | None = None
     batch_size: int | None = None
-    checkpoint: str | None = None  # local HF folder: CPT starts from it instead of from scratch
+    checkpoint: str | None = None  # local HF folder to start from (CPT: instead of scratch)
     dtype: str = "float32"  # bfloat16 on a GPU
     device: str = "auto"  # cuda when present, else cpu
 
     def apply(self, config: StageConfig) -> StageConfig:
-        """The stage's config with these settings; only CPT takes `checkpoint` (SFT and RL
-        continue from the previous stage's folder)."""
-        checkpoint = self.checkpoint if isinstance(config, CptConfig) else None
-        model = replace(config.model, checkpoint=checkpoint, dtype=self.dtype, device=self.device)
+        """The stage's config with these settings (`checkpoint` on SFT or RL starts that
+        stage from the named folder instead of the previous stage's)."""
+        model = replace(config.model, checkpoint=self.checkpoint, dtype=self.dtype,
+                        device=self.device)
         return replace(config, model=model,
                        steps=with_steps(config.steps, self.max_steps, self.batch_size))
 
@@ -104,4 +105,38 @@ def rl_model(context: dg.AssetExecutionContext, config: TrainingSettings,
     log, too_long = run_rl(storage.data_path, config.apply(GspoConfig()), hybrid_scorer)
     result = _result(context, log, model_dir(storage.data_path, "rl_model"))
     return dg.MaterializeResult(metadata={**result.metadata,
-                                          "prompts_over_token_budget": too_long})
+                                          "prompts_trimmed_to_budget": too_long})
+
+
+class AblationSettings(dg.Config):
+    """Run config of the ablation (empty = every variant with the library's default steps)."""
+
+    variants: list[str] = []
+    cpt_steps: int | None = None
+    sft_steps: int | None = None
+    rl_steps: int | None = None
+    max_new_tokens: int = 160
+    bench_dir: str | None = None  # default {data}/agentworldbench/official
+
+
+@dg.asset(group_name=GROUP, deps=["cpt_corpus", "sft_split", "rl_split", "rl_split_all_turns",
+                                  "agentworldbench"])
+def ablation_table(context: dg.AssetExecutionContext, config: AblationSettings,
+                   storage: WorldtraceStorage) -> dg.MaterializeResult:
+    """CPT only, CPT + SFT, CPT + SFT + RL, CPT without loss weighting, SFT on every turn vs one
+    turn per trajectory, the untrained model and the copy-last baseline, each scored on the
+    same bench samples: per-domain scores, Overall, echo and malformed rates."""
+    data = storage.data_path
+    samples, problems = bench_samples(data, Path(config.bench_dir) if config.bench_dir else None)
+    settings = configure(config.variants, config.cpt_steps, config.sft_steps, config.rl_steps,
+                         config.max_new_tokens)
+    rows = run_ablation(data, samples, settings)
+    path = write_table(rows, data / "ablation")
+    context.log.info("\n" + markdown(rows))
+    return dg.MaterializeResult(metadata={
+        "dagster/row_count": len(rows),
+        "path": dg.MetadataValue.path(str(path)),
+        "bench_samples": len(samples),
+        "bench_records_skipped": len(problems),
+        "table": dg.MetadataValue.md(markdown(rows)),
+    })

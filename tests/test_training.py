@@ -216,3 +216,19 @@ def test_gspo_raises_reward_on_toy_task(tmp_path: Path) -> None:
     assert len(rewards) == 6  # one generation batch feeds two optimizer steps (off-policy)
     assert rewards[0] < 0.1 and rewards[-1] > 0.5, rewards
     AutoModelForCausalLM.from_pretrained(str(tmp_path / "rl_model"))
+
+
+def test_fit_prompt_drops_oldest_turns_keeps_system_and_action(tokenizer) -> None:
+    from training.gspo import fit_prompt, prompt_tokens
+
+    prompt = [{"role": "system", "content": "world model"}]
+    for i in range(6):
+        prompt += [{"role": "user", "content": f"cat file{i}.txt"},
+                   {"role": "assistant", "content": f"contents of file {i} " * 5}]
+    prompt.append({"role": "user", "content": "ls"})
+    budget = prompt_tokens(prompt, tokenizer) - 10
+    fitted = fit_prompt(prompt, tokenizer, budget)
+    assert prompt_tokens(fitted, tokenizer) <= budget
+    assert fitted[0] == prompt[0] and fitted[-1] == prompt[-1]
+    assert fitted[1:] == prompt[-len(fitted) + 1:] and len(fitted) == len(prompt) - 2
+    assert fit_prompt(prompt, tokenizer, 3) is None

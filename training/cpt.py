@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pyarrow.compute as pc
 from datasets import Dataset
 from transformers import TrainerCallback, TrainingArguments
 
@@ -42,12 +43,23 @@ def read_cpt_corpus(paths: Sequence[Path]) -> Dataset:
     return read_columns(paths, CPT_COLUMNS, "cpt_corpus")
 
 
+def check_vocabulary(corpus: Dataset, vocab_size: int, tokenizer_dir: Path) -> None:
+    """cpt_corpus holds token ids of {data}/tokenizer: a checkpoint with another vocabulary
+    would train on wrong tokens, so ids past its embedding table are an error."""
+    top = pc.max(pc.list_flatten(corpus.data.column("input_ids"))).as_py()
+    if top >= vocab_size:
+        raise ValueError(f"cpt_corpus has token id {top} but the model has {vocab_size} "
+                         f"embeddings: build cpt_corpus with this model's tokenizer (it was "
+                         f"tokenized with {tokenizer_dir})")
+
+
 def train_cpt(corpus: Dataset, tokenizer_dir: Path, out_dir: Path,
               config: CptConfig = CptConfig(),
               callbacks: Sequence[TrainerCallback] = ()) -> TrainingLog:
     """Train on the corpus and write the model folder to `out_dir` (resumes a broken run)."""
     tokenizer = load_tokenizer(tokenizer_dir)
     model = new_model(config.model, tokenizer)
+    check_vocabulary(corpus, model.get_input_embeddings().num_embeddings, tokenizer_dir)
     log, resume_from = start_log("cpt", out_dir, model, config.model, config)
     args = TrainingArguments(**trainer_arguments(out_dir, config.steps, config.model),
                              remove_unused_columns=False)

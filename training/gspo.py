@@ -48,7 +48,7 @@ class GspoConfig:
     num_generations: int = 4
     steps_per_generation: int = 2  # > gradient_accumulation: the second step is off-policy
     max_completion_length: int = 160  # room for <think> and a short observation
-    max_prompt_tokens: int = 768  # TRL does not truncate prompts: longer rows are left out
+    max_prompt_tokens: int = 1024  # TRL does not truncate: older turns are dropped to fit
     temperature: float = 1.0
     epsilon: float = 3e-4
     epsilon_high: float = 4e-4
@@ -105,14 +105,42 @@ class CompletionReward:
         return rewards
 
 
-def read_rl_split(paths: Sequence[Path], max_prompt_tokens: int) -> tuple[Dataset, int]:
-    """rl_split rows whose prompt fits the budget, and how many were left out for length."""
+def prompt_tokens(prompt: list[dict[str, str]], tokenizer: PreTrainedTokenizerFast) -> int:
+    text = tokenizer.apply_chat_template(prompt, tokenize=False, add_generation_prompt=True)
+    return len(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+
+def fit_prompt(prompt: list[dict[str, str]], tokenizer: PreTrainedTokenizerFast,
+               budget: int) -> list[dict[str, str]] | None:
+    """The prompt with its oldest history turns dropped until it fits `budget` tokens (system
+    prompt and current action kept, as the rl_split budget does); None if even that is over."""
+    head = 1 if prompt and prompt[0]["role"] == "system" else 0
+    fitted = list(prompt)
+    while prompt_tokens(fitted, tokenizer) > budget:
+        if len(fitted) - head <= 1:
+            return None
+        del fitted[head:head + 2]  # one (action, observation) pair
+    return fitted
+
+
+def read_rl_split(paths: Sequence[Path], tokenizer: PreTrainedTokenizerFast,
+                  max_prompt_tokens: int) -> tuple[Dataset, int]:
+    """rl_split rows with prompts fitted to the budget, and how many had turns dropped."""
     rows = read_columns(paths, RL_COLUMNS, "rl_split")
-    kept = rows.filter(lambda row: row["prompt_tokens"] <= max_prompt_tokens)
-    if len(kept) == 0:
-        raise ValueError(f"no rl_split row within {max_prompt_tokens} prompt tokens in "
-                         f"{[str(p) for p in paths]} ({len(rows)} longer)")
-    return kept, len(rows) - len(kept)
+    trimmed = 0
+
+    def fit(row: dict[str, Any]) -> dict[str, Any]:
+        nonlocal trimmed
+        if row["prompt_tokens"] <= max_prompt_tokens:
+            return row
+        trimmed += 1
+        return {**row, "prompt": fit_prompt(row["prompt"], tokenizer, max_prompt_tokens)}
+
+    fitted = rows.map(fit, desc="fitting RL prompts").filter(lambda row: row["prompt"] is not None)
+    if len(fitted) == 0:
+        raise ValueError(f"no rl_split prompt fits {max_prompt_tokens} tokens in "
+                         f"{[str(p) for p in paths]}")
+    return fitted, trimmed
 
 
 def train_gspo(prompts: Dataset, scorer: Scorer, start_dir: Path, out_dir: Path,

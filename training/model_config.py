@@ -66,8 +66,10 @@ def load_tokenizer(folder: Path) -> PreTrainedTokenizerFast:
     if not (Path(folder) / "tokenizer.json").exists():
         raise FileNotFoundError(f"no tokenizer.json in {folder}: build the tokenizer asset first")
     tokenizer = PreTrainedTokenizerFast.from_pretrained(str(folder))
-    if tokenizer.pad_token is None:
-        raise ValueError(f"tokenizer at {folder} has no pad token (expected <pad>)")
+    if tokenizer.pad_token is None:  # some checkpoints (Llama) ship none: pad with eos
+        if tokenizer.eos_token is None:
+            raise ValueError(f"tokenizer at {folder} has neither a pad nor an eos token")
+        tokenizer.pad_token = tokenizer.eos_token
     if tokenizer.chat_template is None:
         raise ValueError(f"tokenizer at {folder} has no chat_template")
     return tokenizer

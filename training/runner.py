@@ -82,11 +82,11 @@ def start_log(stage: str, out_dir: Path, model: PreTrainedModel, model_config: M
 
 def continue_from(start_dir: Path, model: ModelConfig
                   ) -> tuple[PreTrainedTokenizerFast, ModelConfig, PreTrainedModel]:
-    """Tokenizer and model of the previous stage's folder (unless the config names its own
-    checkpoint), and the model config that says so."""
-    tokenizer = load_tokenizer(start_dir)
+    """Tokenizer and model of the previous stage's folder, or of the checkpoint the config
+    names (e.g. SFT straight from a real model, skipping CPT), and the config that says so."""
     if not model.checkpoint:
         model = replace(model, checkpoint=str(start_dir))
+    tokenizer = load_tokenizer(Path(model.checkpoint))
     return tokenizer, model, new_model(model, tokenizer)
 
 

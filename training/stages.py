@@ -13,6 +13,7 @@ from pathlib import Path
 from sources.storage import PART_FILE
 from training.cpt import CptConfig, read_cpt_corpus, train_cpt
 from training.gspo import GspoConfig, Scorer, read_rl_split, train_gspo
+from training.model_config import load_tokenizer
 from training.runner import StepConfig
 from training.sft import SftConfig, read_rl_split_as_sft, read_sft_split, train_sft
 from training.training_log import TrainingLog
@@ -53,8 +54,10 @@ def run_sft(data_dir: Path, config: SftConfig, start: str = "cpt_model",
 
 def run_rl(data_dir: Path, config: GspoConfig, scorer: Scorer, start: str = "sft_model",
            name: str = "rl_model") -> tuple[TrainingLog, int]:
-    """GSPO on rl_split; also returns how many prompts were over the token budget."""
-    prompts, too_long = read_rl_split(partitions(data_dir, "rl_split"), config.max_prompt_tokens)
+    """GSPO on rl_split; also returns how many prompts had old turns dropped to fit."""
+    tokenizer = load_tokenizer(model_dir(data_dir, start))
+    prompts, too_long = read_rl_split(partitions(data_dir, "rl_split"), tokenizer,
+                                      config.max_prompt_tokens)
     log = train_gspo(prompts, scorer, model_dir(data_dir, start), model_dir(data_dir, name), config)
     return log, too_long
 

@@ -1,0 +1,53 @@
+"""The ablation on tiny split tables: variants train from their parents, reuse finished folders,
+and every variant plus the copy-last baseline is scored by the bench's own loop in one table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from training_fixtures import TEXTS, write_split_tables
+
+from bench.sample import BenchSample
+from training.ablation import AblationConfig, run_ablation, wanted
+from training.cpt import CptConfig
+from training.gspo import GspoConfig
+from training.runner import StepConfig
+from training.sft import SftConfig
+
+TINY = StepConfig(max_steps=2, batch_size=4, logging_steps=1, save_steps=10)
+
+
+def bench_samples() -> list[BenchSample]:
+    samples = []
+    for i, text in enumerate(TEXTS[:4]):
+        action, observation = text.split("\n", 1)
+        domain = ("terminal", "search")[i % 2]
+        samples.append(BenchSample(domain=domain, id=f"{domain}-{i}", history=[("pwd", "/home")],
+                                   current_action=action, reference=observation,
+                                   system_prompt="", turn_idx=2, total_turns=2,
+                                   trajectory_id=f"t{i}", source="test"))
+    return samples
+
+
+def test_wanted_adds_parents_in_training_order() -> None:
+    assert wanted(AblationConfig(variants=("cpt_sft_rl",))) == ["cpt", "cpt_sft", "cpt_sft_rl"]
+    assert wanted(AblationConfig(variants=("sft_all_turns", "cpt_unweighted"))) == [
+        "cpt", "cpt_unweighted", "sft_all_turns"]
+
+
+def test_ablation_table_scores_variants_and_baseline(tmp_path: Path) -> None:
+    write_split_tables(tmp_path)
+    config = AblationConfig(cpt=CptConfig(steps=TINY), sft=SftConfig(steps=TINY),
+                            rl=GspoConfig(steps=TINY), max_new_tokens=8,
+                            variants=("untrained", "sft_all_turns"))
+    rows = run_ablation(tmp_path, bench_samples(), config)
+    assert [row["variant"] for row in rows] == ["untrained", "cpt", "sft_all_turns", "copy_last"]
+    for row in rows:
+        assert row["samples"] == 4 and 0 <= row["overall"] <= 100
+        assert row["terminal"] is not None and row["search"] is not None and row["web"] is None
+        assert 0 <= row["echo_rate"] <= 1 and 0 <= row["malformed_rate"] <= 1
+    assert rows[-1]["malformed_rate"] == 0  # copy-last always answers in the format
+    folder = tmp_path / "models" / "ablation" / "sft_all_turns"
+    stamp = (folder / "model.safetensors").stat().st_mtime_ns
+    run_ablation(tmp_path, bench_samples(), config)  # second run reuses the folders
+    assert (folder / "model.safetensors").stat().st_mtime_ns == stamp

@@ -1,0 +1,195 @@
+"""The ablation the paper did not publish: which training stage buys what, on one bench.
+
+Variants (each a model folder under {data}/models/ablation/, trained with the same code and
+settings as the assets; a finished folder is reused, an interrupted one resumes):
+
+| variant | training |
+|---|---|
+| untrained | the initial tiny model, no training (the floor) |
+| cpt | CPT, loss weighted per token |
+| cpt_unweighted | CPT, every token weight 1 |
+| cpt_sft | CPT, then SFT on sft_split |
+| cpt_unweighted_sft | CPT without weights, then the same SFT (weighting, with the format learnt) |
+| cpt_sft_rl | CPT, SFT, then GSPO with the hybrid reward |
+| sft_one_turn | CPT, then SFT on rl_split (one target turn per trajectory) |
+| sft_all_turns | CPT, then SFT on rl_split_all_turns (every turn: the Echo Trap setting) |
+
+plus the copy-last-observation baseline. Every variant is scored on the same bench samples by
+the bench's own loop (hf_local predictor, offline rubric and rule judges, official scoring), so
+the table holds per-domain scores, the macro Overall, and the echo and malformed rates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from bench.evaluate import run_predictor, summarize
+from bench.official import read_official
+from bench.predictors.base import PredictorContext, build_predictor
+from bench.sample import BenchSample
+from sources.schema import DOMAINS
+from sources.storage import atomic_path, write_parquet
+from training.cpt import CptConfig
+from training.gspo import GspoConfig
+from training.model_config import load_tokenizer, new_model
+from training.reward import hybrid_scorer
+from training.sft import SftConfig
+from training.stages import model_dir, run_cpt, run_rl, run_sft, with_steps
+from training.training_log import LOG_FILE
+
+PREFIX = "ablation"
+BASELINE = "copy_last"
+
+
+@dataclass(frozen=True)
+class AblationConfig:
+    """Stage settings shared by every variant, and how the bench is asked."""
+
+    cpt: CptConfig = field(default_factory=CptConfig)
+    sft: SftConfig = field(default_factory=SftConfig)
+    rl: GspoConfig = field(default_factory=GspoConfig)
+    max_new_tokens: int = 160
+    variants: tuple[str, ...] = ()  # empty: all
+
+
+def _untrained(data: Path, config: AblationConfig, name: str) -> None:
+    tokenizer = load_tokenizer(Path(data) / "tokenizer")
+    out = model_dir(data, name)
+    out.mkdir(parents=True, exist_ok=True)
+    new_model(config.cpt.model, tokenizer).save_pretrained(str(out))
+    tokenizer.save_pretrained(str(out))
+
+
+def _name(variant: str) -> str:
+    return f"{PREFIX}/{variant}"
+
+
+# variant -> (variant it starts from, how to train it)
+Trainer = Callable[[Path, AblationConfig, str], Any]
+VARIANTS: dict[str, tuple[str | None, Trainer]] = {
+    "untrained": (None, _untrained),
+    "cpt": (None, lambda d, c, n: run_cpt(d, c.cpt, n)),
+    "cpt_unweighted": (None, lambda d, c, n: run_cpt(d, replace(c.cpt, use_loss_weights=False),
+                                                     n)),
+    "cpt_sft": ("cpt", lambda d, c, n: run_sft(d, c.sft, _name("cpt"), n)),
+    "cpt_unweighted_sft": ("cpt_unweighted",
+                           lambda d, c, n: run_sft(d, c.sft, _name("cpt_unweighted"), n)),
+    "cpt_sft_rl": ("cpt_sft", lambda d, c, n: run_rl(d, c.rl, hybrid_scorer, _name("cpt_sft"),
+                                                     n)),
+    "sft_one_turn": ("cpt", lambda d, c, n: run_sft(d, c.sft, _name("cpt"), n, "rl_split")),
+    "sft_all_turns": ("cpt", lambda d, c, n: run_sft(d, c.sft, _name("cpt"), n,
+                                                     "rl_split_all_turns")),
+}
+
+
+def wanted(config: AblationConfig) -> list[str]:
+    """The variants asked for plus everything they start from, in training order."""
+    asked = config.variants or tuple(VARIANTS)
+    unknown = sorted(set(asked) - set(VARIANTS))
+    if unknown:
+        raise ValueError(f"unknown ablation variants {unknown}; known: {sorted(VARIANTS)}")
+    needed: set[str] = set()
+    for variant in asked:
+        while variant is not None and variant not in needed:
+            needed.add(variant)
+            variant = VARIANTS[variant][0]
+    return [variant for variant in VARIANTS if variant in needed]
+
+
+def train_variants(data_dir: Path, config: AblationConfig) -> dict[str, Path]:
+    """Train (or reuse) every variant's folder; returns variant -> folder."""
+    folders = {}
+    for variant in wanted(config):
+        folder = model_dir(data_dir, _name(variant))
+        finished = (folder / LOG_FILE).exists() or (variant == "untrained" and folder.is_dir())
+        if finished:
+            print(f"ablation: {variant} already trained at {folder}", flush=True)
+        else:
+            print(f"ablation: training {variant}", flush=True)
+            VARIANTS[variant][1](Path(data_dir), config, _name(variant))
+        folders[variant] = folder
+    return folders
+
+
+def score(data_dir: Path, folders: dict[str, Path], samples: Sequence[BenchSample],
+          config: AblationConfig) -> list[dict[str, Any]]:
+    """One row per variant (and the copy-last baseline): per-domain scores, Overall, echo and
+    malformed rates, from the bench's own evaluation loop."""
+    context = PredictorContext(data_dir=Path(data_dir), max_new_tokens=config.max_new_tokens)
+    specs = {variant: f"hf_local:{folder}" for variant, folder in folders.items()}
+    specs[BASELINE] = BASELINE
+    rows = []
+    for variant, spec in specs.items():
+        print(f"ablation: scoring {variant} on {len(samples)} bench samples", flush=True)
+        _, scored, _ = run_predictor(build_predictor(spec, context), samples)
+        (summary,) = summarize(scored)
+        rows.append(table_row(variant, summary))
+    return rows
+
+
+def table_row(variant: str, summary: Any) -> dict[str, Any]:
+    """A bench Summary as one ablation table row (scores 0..100, rates 0..1)."""
+    domains = summary.overall.domains
+    return {"variant": variant,
+            **{domain: _round(domains.get(domain)) for domain in DOMAINS},
+            "overall": _round(summary.overall.macro), "micro": _round(summary.overall.micro),
+            "echo_rate": round(summary.echo_rate, 3),
+            "malformed_rate": round(summary.malformed_rate, 3), "samples": summary.samples}
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 2)
+
+
+def run_ablation(data_dir: Path, samples: Sequence[BenchSample],
+                 config: AblationConfig = AblationConfig()) -> list[dict[str, Any]]:
+    """Train every variant, score all on `samples`; the table's rows."""
+    if not samples:
+        raise ValueError("no bench samples to score the ablation on: build the bench first")
+    return score(data_dir, train_variants(data_dir, config), samples, config)
+
+
+def markdown(rows: Sequence[dict[str, Any]]) -> str:
+    """The ablation table as Markdown (empty cell: no sample of that domain)."""
+    names = list(rows[0])
+    lines = ["| " + " | ".join(names) + " |", "|" + "---|" * len(names)]
+    lines += ["| " + " | ".join("" if row[n] is None else str(row[n]) for n in names) + " |"
+              for row in rows]
+    return "\n".join(lines)
+
+
+def write_table(rows: Sequence[dict[str, Any]], out_dir: Path) -> Path:
+    """ablation.parquet (atomic) and ablation.md beside it; returns the Parquet path."""
+    import pyarrow as pa
+
+    out_dir = Path(out_dir)
+    path = out_dir / "ablation.parquet"
+    write_parquet(pa.Table.from_pylist(list(rows)), path)
+    with atomic_path(out_dir / "ablation.md") as tmp:
+        tmp.write_text(markdown(rows) + "\n")
+    return path
+
+
+def configure(variants: Sequence[str] = (), cpt_steps: int | None = None,
+              sft_steps: int | None = None, rl_steps: int | None = None,
+              max_new_tokens: int = 160) -> AblationConfig:
+    """The default config with the step counts the CLI or run config give."""
+    base = AblationConfig(max_new_tokens=max_new_tokens, variants=tuple(variants))
+    return replace(
+        base,
+        cpt=replace(base.cpt, steps=with_steps(base.cpt.steps, cpt_steps, None)),
+        sft=replace(base.sft, steps=with_steps(base.sft.steps, sft_steps, None)),
+        rl=replace(base.rl, steps=with_steps(base.rl.steps, rl_steps, None)))
+
+
+def bench_samples(data_dir: Path, bench_dir: Path | None = None) -> tuple[list[BenchSample], list]:
+    """Samples of the bench export (default {data}/agentworldbench/official) and the records
+    that could not be read."""
+    folder = Path(bench_dir) if bench_dir else Path(data_dir) / "agentworldbench" / "official"
+    if not folder.is_dir():
+        raise FileNotFoundError(f"no bench folder {folder}: materialize agentworldbench or run "
+                                "`worldtrace bench build`")
+    return read_official(folder)

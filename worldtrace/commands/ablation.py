@@ -1,0 +1,52 @@
+"""`worldtrace ablation`: which training stage buys what, scored on one bench.
+
+    worldtrace ablation --data DIR [--bench-dir BENCH_DIR] [--variant V ...] [--cpt-steps N]
+                        [--sft-steps N] [--rl-steps N] [--max-new-tokens N] [--out DIR]
+
+Trains (or reuses, under DIR/models/ablation/) CPT only, CPT + SFT, CPT + SFT + RL, CPT
+without loss weighting, SFT on every turn vs one turn per trajectory (training/ablation.py),
+scores each and the copy-last baseline on the bench samples (default
+DIR/agentworldbench/official, the agentworldbench asset's export; or any folder made by
+`worldtrace bench build`), and prints one table: per-domain scores, Overall, echo rate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+USER_ERRORS: tuple[type[Exception], ...] = (FileNotFoundError,)
+
+
+def run(args: argparse.Namespace) -> int:
+    from training.ablation import bench_samples, configure, markdown, run_ablation, write_table
+
+    data = Path(args.data)
+    samples, problems = bench_samples(data, Path(args.bench_dir) if args.bench_dir else None)
+    for problem in problems:
+        print(f"skipped {problem}", file=sys.stderr)
+    config = configure(args.variant or (), args.cpt_steps, args.sft_steps, args.rl_steps,
+                       args.max_new_tokens)
+    rows = run_ablation(data, samples, config)
+    print(markdown(rows))
+    path = write_table(rows, Path(args.out) if args.out else data / "ablation")
+    print(f"wrote {path}", file=sys.stderr)
+    return 0
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser("ablation", help="train the CPT/SFT/RL variants, score each")
+    parser.add_argument("--data", required=True, help="worldtrace data directory (splits)")
+    parser.add_argument("--bench-dir", help="folder of <domain>_test.jsonl (default: "
+                                            "DATA/agentworldbench/official)")
+    parser.add_argument("--variant", action="append",
+                        help="only this variant (and what it starts from); repeatable: untrained, "
+                             "cpt, cpt_unweighted, cpt_sft, cpt_unweighted_sft, cpt_sft_rl, "
+                             "sft_one_turn, sft_all_turns")
+    parser.add_argument("--cpt-steps", type=int)
+    parser.add_argument("--sft-steps", type=int)
+    parser.add_argument("--rl-steps", type=int)
+    parser.add_argument("--max-new-tokens", type=int, default=160)
+    parser.add_argument("--out", help="folder for ablation.parquet / .md (default DATA/ablation)")
+    parser.set_defaults(run=run)
