@@ -50,3 +50,18 @@ def test_bench_assets_build_predict_score_and_rank(bench_corpus: Path, tmp_path:
     events = {e.asset_key.to_user_string(): e for e in result.get_asset_materialization_events()}
     metadata = events["leaderboard"].materialization.metadata
     assert "| ours |" in metadata["leaderboard"].value
+
+
+def test_trained_model_folders_join_the_predictors(tmp_path: Path) -> None:
+    from assets.bench import PredictorSettings, predictor_specs
+
+    for name, has_config in (("sft_model", True), ("rl_model", True), ("notes", False)):
+        (tmp_path / "models" / name).mkdir(parents=True)
+        if has_config:
+            (tmp_path / "models" / name / "config.json").write_text("{}", "utf-8")
+    specs = predictor_specs(PredictorSettings(), tmp_path)
+    assert specs == ["copy_last", "empty", "retrieval",
+                     f"hf_local:{tmp_path / 'models' / 'rl_model'}",
+                     f"hf_local:{tmp_path / 'models' / 'sft_model'}"]
+    assert predictor_specs(PredictorSettings(include_models=False), tmp_path) == [
+        "copy_last", "empty", "retrieval"]
