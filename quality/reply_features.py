@@ -15,10 +15,10 @@ Columns (REPLY_COLUMN_DOCS):
   observation (each value at most once, longest first);
 - ack_words: words left once those values, the harness's exit-status sentence and numbers are
   taken out (NULL when the observation is too long to be a short reply);
-- ack_phrase: what is left is a generic acknowledgement (ACK_VERBS) or nothing at all;
+- ack_phrase: what is left is a generic acknowledgement (a word of ACK_WORDS) or nothing;
 - confirm_prompt: the observation asks the agent to confirm ("Are you sure you want to ...");
 - foreign_ids: identifier-like tokens (paths, e-mail addresses, dotted or mixed letter-digit
-  names) left that the action did not contain;
+  names) left that the action did not contain (counted for acknowledgements only, else 0);
 - action_line_share, seen_line_share: see line_shares;
 - repeat_masked: 1 when the observation equals the previous one once timestamps, clock
   times, hex ids and long numbers are masked and whitespace collapsed, 2 when it equals an
@@ -49,13 +49,14 @@ REPEAT_HEAD_CHARS = 20_000  # repeat_masked compares this much of each observati
 # "[Command finished with exit code 0]", "exit status 0".
 EXIT_STATUS = re.compile(r"(?i)\[?\s*(command )?(completed|finished|exited)? ?with "
                          r"(return|exit) (code|status):? ?-?\d+\.?\s*\]?")
-ACK_VERBS = re.compile(
-    r"(?i)\b(success(ful(ly)?)?|succeeded|completed?|done|ok(ay)?|created|updated|deleted"
-    r"|inserted|removed|saved|written|wrote|sent|moved|copied|renamed|formatted|applied"
-    r"|executed|claimed|added|uploaded|replaced|cleared|submitted|scheduled|started)\b")
+ACK_WORDS = frozenset(
+    "success successful successfully succeeded complete completed done ok okay created updated"
+    " deleted inserted removed saved written wrote sent moved copied renamed formatted applied"
+    " executed claimed added uploaded replaced cleared submitted scheduled started".split())
 CONFIRM_PROMPT = re.compile(r"\b([Aa]re you sure|[Dd]o you want to (continue|proceed)"
                             r"|[Cc]onfirm (that|to|you))\b")
 CONFIRM_TAIL_CHARS = 600  # a confirmation prompt ends the screen
+_CONFIRM_HINTS = ("sure", "want to", "onfirm")
 # Volatile or generic values: ISO timestamps, clock times, dates, numbers.
 _NUMBERISH = re.compile(r"\d{4}-\d\d-\d\d([T ][\d:.]+Z?)?|\d+([:.,]\d+)*")
 _IDENTIFIER = re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+|(?:[\w.-]*/[\w.-]+)+|\b[A-Za-z_]+\d[\w]*"
@@ -87,7 +88,7 @@ REPLY_COLUMN_DOCS: dict[str, str] = {
                   "'done', ...) or nothing",
     "confirm_prompt": "the observation asks the agent to confirm ('Are you sure ...')",
     "foreign_ids": "identifier-like tokens (paths, addresses, ids) left that the action did "
-                   "not contain",
+                   "not contain (acknowledgements only, else 0)",
     "repeat_masked": "1: the previous observation again once timestamps, hex ids and long "
                      "numbers are masked; "
                      "2: an earlier one; 0: neither",
@@ -134,15 +135,19 @@ def reply_row(values: list[str], observation: str) -> tuple[int, int | None, boo
         if value in rest:
             found += len(value)
             rest = rest.replace(value, " ")
-    confirm = bool(CONFIRM_PROMPT.search(observation[-CONFIRM_TAIL_CHARS:]))
+    tail = observation[-CONFIRM_TAIL_CHARS:]
+    # (cheap substring tests first: regexes are the cost of this function)
+    confirm = any(hint in tail for hint in _CONFIRM_HINTS) and bool(CONFIRM_PROMPT.search(tail))
     if len(observation) > SHORT_REPLY_CHARS and not confirm:
         return found, None, False, False, 0
-    rest = EXIT_STATUS.sub(" ", rest)
-    foreign = len(_IDENTIFIER.findall(_NUMBERISH.sub(" ", rest)))
-    words = _WORD.findall(_NUMBERISH.sub(" ", rest))
+    if "with" in rest.lower():
+        rest = EXIT_STATUS.sub(" ", rest)
+    plain = _NUMBERISH.sub(" ", rest)
+    words = _WORD.findall(plain)
     # Nothing left but punctuation ("Command completed with return code: 0" alone) counts as
     # generic; a bare number left ("33") is the command's output, not an acknowledgement.
-    ack = not _ALNUM.search(rest) or bool(ACK_VERBS.search(rest))
+    ack = not _ALNUM.search(rest) or any(word.lower() in ACK_WORDS for word in words)
+    foreign = len(_IDENTIFIER.findall(plain)) if ack else 0
     return found, len(words), ack, confirm, foreign
 
 
