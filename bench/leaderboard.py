@@ -1,8 +1,9 @@
 """The leaderboard: our predictor runs beside the published rows, as CSV, Markdown and PNG.
 
 Columns are the published table's (MCP, Search, Terminal, SWE, Android, Web, OS, Overall =
-the macro mean), then ours: Micro (sample-weighted), samples, malformed and echo rates, the
-judge, and `kind` ("ours" or "published"). A published row's numbers are on the official
+the macro mean), then ours: Micro (sample-weighted), domains scored (an Overall over fewer than
+seven is not comparable with the published one), samples, malformed and echo rates, the judge,
+and `kind` ("ours" or "published"). A published row's numbers are on the official
 benchmark with an LLM judge; ours are on our bench with the named judge: side by side for
 scale, not as one ranking.
 """
@@ -19,16 +20,18 @@ from bench.scoring import DOMAIN_COLUMNS, PUBLISHED
 from sources.storage import atomic_path
 
 COLUMNS = ["kind", "predictor", "judge", *DOMAIN_COLUMNS.values(), "Overall", "Micro",
-           "samples", "malformed_rate", "echo_rate"]
+           "domains", "samples", "malformed_rate", "echo_rate"]
 
 
 def leaderboard_rows(summaries: Sequence[Summary], judge: str) -> list[dict[str, Any]]:
     """Ours (best Overall first), then the published rows."""
-    ours = [{"kind": "ours", "judge": judge, **s.row()} for s in summaries]
+    ours = [{"kind": "ours", "judge": judge, "domains": len(s.overall.domains), **s.row()}
+            for s in summaries]
     ours.sort(key=lambda row: (-row["Overall"], row["predictor"]))
     published = [{"kind": "published", "predictor": name, "judge": "LLM (official)",
                   **dict(zip([*DOMAIN_COLUMNS.values(), "Overall"], values, strict=True)),
-                  "Micro": None, "samples": None, "malformed_rate": None, "echo_rate": None}
+                  "Micro": None, "domains": len(DOMAIN_COLUMNS), "samples": None,
+                  "malformed_rate": None, "echo_rate": None}
                  for name, values in PUBLISHED.items()]
     return [{column: row.get(column) for column in COLUMNS} for row in ours + published]
 
