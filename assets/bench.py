@@ -50,10 +50,20 @@ PREDICTIONS, SCORES = "bench_predictions", "bench_scores"
 
 
 class BenchSettings(dg.Config):
-    """Samples per domain (0: the official counts, MCP 286 ... OS 200) and the draw's seed."""
+    """Samples per domain (0: the official counts, MCP 286 ... OS 200), per-domain overrides
+    (e.g. {"swe": 100}) and the draw's seed."""
 
     per_domain: int = 0
+    counts: dict[str, int] = {}
     seed: int = 0
+
+    def domain_counts(self) -> dict[str, int]:
+        unknown = sorted(set(self.counts) - set(DOMAINS))
+        if unknown:
+            raise ValueError(f"counts names unknown domains {unknown}; known: {DOMAINS}")
+        base = ({d: self.per_domain for d in DOMAINS} if self.per_domain
+                else dict(OFFICIAL_COUNTS))
+        return {**base, **self.counts}
 
 
 class PredictorSettings(dg.Config):
@@ -80,9 +90,7 @@ def agentworldbench(context: dg.AssetExecutionContext, config: BenchSettings,
     (informative or error), its action and the real next observation; stratified by source,
     seeded; the official per-domain counts when the pool allows (the shortfall is reported).
     Also exported in the official JSONL layout (agentworldbench/official/<domain>_test.jsonl)."""
-    counts = ({d: config.per_domain for d in DOMAINS} if config.per_domain
-              else dict(OFFICIAL_COUNTS))
-    build = BuildConfig(counts=counts, seed=config.seed)
+    build = BuildConfig(counts=config.domain_counts(), seed=config.seed)
     samples, stats_rows = [], []
     for domain in DOMAINS:
         built, stats = build_domain(storage.data_path, domain, build)

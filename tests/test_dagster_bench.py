@@ -26,7 +26,8 @@ def test_bench_assets_build_predict_score_and_rank(bench_corpus: Path, tmp_path:
     result = dg.materialize(
         [agentworldbench, bench_predictions, bench_scores, leaderboard],
         resources={"storage": storage},
-        run_config={"ops": {"agentworldbench": {"config": {"per_domain": 5}}}},
+        run_config={"ops": {"agentworldbench": {"config": {"per_domain": 5,
+                                                            "counts": {"os": 3}}}}},
     )
     assert result.success
     failed = [c.check_name for c in result.get_asset_check_evaluations() if not c.passed]
@@ -34,6 +35,7 @@ def test_bench_assets_build_predict_score_and_rank(bench_corpus: Path, tmp_path:
 
     samples = read_samples(data)
     assert samples and {s.domain for s in samples} <= set(DOMAINS)
+    assert sum(s.domain == "os" for s in samples) == 3
     back, problems = read_official(official_dir(data))
     assert problems == [] and sorted(back, key=lambda s: s.id) == sorted(samples,
                                                                            key=lambda s: s.id)
