@@ -105,3 +105,18 @@ def test_checks_catch_train_trajectories(bench_corpus: Path, tmp_path: Path) -> 
     assert not outcome.passed and outcome.figures["outside"] == 4
     near = checks.no_near_duplicate_in_train(data, leaked)
     assert not near.passed and near.figures["max_jaccard"] == 1.0
+
+
+def test_same_inputs_give_byte_identical_files(bench_corpus: Path, tmp_path: Path) -> None:
+    from bench.official import write_official
+    from bench.store import write_samples
+
+    outputs = []
+    for run in ("a", "b"):
+        samples, _ = build_domain(bench_corpus, "swe", BuildConfig(counts={"swe": 6}),
+                                  pools(bench_corpus, "swe")[0])
+        parquet = write_samples(samples, tmp_path / run, "swe")
+        write_official(samples, tmp_path / run / "official")
+        outputs.append((parquet.read_bytes(),
+                        (tmp_path / run / "official" / "swe_test.jsonl").read_bytes()))
+    assert outputs[0] == outputs[1]
