@@ -4,6 +4,7 @@ import dagster as dg
 
 from assets.asset_info import with_defaults
 from assets.bench import agentworldbench, bench_predictions, bench_scores, leaderboard
+from assets.bench_rollout import bench_rollout
 from assets.factory import generated_traces
 from assets.ingest import raw_traces
 from assets.jobs import make_jobs
@@ -23,7 +24,7 @@ from assets.training import ablation_table, cpt_model, rl_model, sft_model
 ASSETS = [generated_traces, raw_traces, turn_features, turn_labels, trajectory_dedup,
           scrubbed_traces, trajectory_split, tokenizer, cpt_corpus, sft_split, rl_split,
           rl_split_all_turns, cpt_model, sft_model, rl_model,
-          agentworldbench, bench_predictions, bench_scores, leaderboard]
+          agentworldbench, bench_predictions, bench_scores, leaderboard, bench_rollout]
 
 # The models train once on every domain's splits; they are not per-partition work. The bench
 # (bench_job, from assets/jobs.py) measures them and the baselines over all domains at once.

@@ -113,3 +113,33 @@ def write_diagnostics(out_dir: Path, llm_rows: Sequence[dict[str, Any]] = (),
     if rows:
         paths["rollout"] = _write_csv(rows, list(rows[0]), out_dir / "rollout.csv")
     return paths
+
+
+def write_decay_chart(rows: Sequence[dict[str, Any]], path: Path) -> Path:
+    """Score by depth over all domains, one colour per predictor: free-running solid,
+    teacher-forced dashed (rows: decay_table rows with a `predictor` key)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(7, 4), dpi=100)
+    for index, name in enumerate(sorted({row["predictor"] for row in rows})):
+        mine = sorted((r for r in rows if r["predictor"] == name and r["domain"] == "all"),
+                      key=lambda r: r["depth"])
+        depths = [r["depth"] for r in mine]
+        colour = f"C{index % 10}"
+        axes.plot(depths, [r["free_running"] for r in mine], "-o", color=colour,
+                  label=f"{name} free-running")
+        axes.plot(depths, [r["teacher_forced"] for r in mine], "--", color=colour,
+                  label=f"{name} teacher-forced")
+    axes.set_xlabel("depth (steps since the last real observation + 1)")
+    axes.set_ylabel("score (0-100)")
+    axes.set_ylim(0, 100)
+    axes.set_title("Free-running decay: own predictions fed back")
+    axes.legend(fontsize=7)
+    figure.tight_layout()
+    with atomic_path(path) as tmp:
+        figure.savefig(tmp, format="png")
+    plt.close(figure)
+    return path

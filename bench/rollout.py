@@ -32,6 +32,17 @@ from bench.scoring import AxisScores
 from sources.storage import partition_path, sql_path
 
 Turn = tuple[str, str]  # (action, observation)
+# One row per (predictor, chain, depth): the stored form of RolloutStep.
+STEP_SCHEMA = pa.schema([
+    pa.field("predictor", pa.string(), nullable=False),
+    pa.field("chain", pa.string(), nullable=False),
+    pa.field("domain", pa.string(), nullable=False),
+    pa.field("depth", pa.int32(), nullable=False),
+    pa.field("score", pa.float64(), nullable=False),
+    pa.field("teacher_score", pa.float64(), nullable=False),
+    pa.field("malformed", pa.bool_(), nullable=False),
+    pa.field("prediction", pa.large_string(), nullable=False),
+])
 Judge = Callable[[BenchSample, str], AxisScores]
 
 
@@ -168,3 +179,13 @@ def decay_table(steps: Iterable[RolloutStep]) -> list[dict[str, object]]:
                      "gap": round(teacher - free, 2),
                      "malformed_rate": round(fmean(s.malformed for s in group), 4)})
     return rows
+
+
+def pick_chains(chains: Iterable[RolloutChain], per_domain: int) -> list[RolloutChain]:
+    """Up to `per_domain` chains per domain that go on past their start, in id order (a
+    deterministic subset: free-running costs 2K-1 predictions per chain)."""
+    by_domain: dict[str, list[RolloutChain]] = {}
+    for chain in sorted(chains, key=lambda c: c.start.id):
+        if chain.future:
+            by_domain.setdefault(chain.start.domain, []).append(chain)
+    return [chain for domain in sorted(by_domain) for chain in by_domain[domain][:per_domain]]
