@@ -64,3 +64,6 @@ def test_user_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture)
     assert main(["bench", "run", "--bench-dir", str(tmp_path / "missing"), "--predictor",
                  "empty", "--out", str(tmp_path / "o")]) == 2
     assert "no *_test.jsonl files" in capsys.readouterr().err
+    assert main(["bench", "run", "--bench-dir", str(tmp_path), "--predictor", "retrieval",
+                 "--out", str(tmp_path / "o")]) == 2
+    assert "retrieval needs the data directory" in capsys.readouterr().err

@@ -60,6 +60,10 @@ class UnknownPredictor(ValueError):
     """A spec that names no predictor (the message lists the known names)."""
 
 
+class PredictorSetupError(ValueError):
+    """A known predictor that cannot start with what it was given (argument, data folder)."""
+
+
 def split_spec(spec: str) -> tuple[str, str | None]:
     """`name:argument` -> (name, argument); a URL's own colons stay in the argument."""
     name, _, argument = spec.partition(":")

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import ClassVar, Self
 
 from bench.parsing import format_prediction
-from bench.predictors.base import PredictorContext
+from bench.predictors.base import PredictorContext, PredictorSetupError
 from bench.sample import BenchSample
 
 
@@ -23,7 +23,8 @@ class RulePredictor:
     @classmethod
     def from_spec(cls, argument: str | None, context: PredictorContext) -> Self:
         if argument:
-            raise ValueError(f"predictor {cls.name} takes no argument, got {argument!r}")
+            raise PredictorSetupError(f"predictor {cls.name} takes no argument, got "
+                                      f"{argument!r}")
         return cls()
 
     def observation(self, sample: BenchSample) -> str:

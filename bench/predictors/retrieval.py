@@ -19,7 +19,7 @@ import duckdb
 import numpy as np
 
 from bench.parsing import format_prediction
-from bench.predictors.base import PredictorContext
+from bench.predictors.base import PredictorContext, PredictorSetupError
 from bench.sample import BenchSample
 from quality.minhash import MinHashConfig, signatures
 from quality.shingles import ShingleConfig, shingle
@@ -61,7 +61,8 @@ def train_turns(data_dir: Path, domain: str) -> list[tuple[str, str, str]]:
     turns = partition_path(data_dir, "raw_turns", domain)
     for path in (split, turns):
         if not path.exists():
-            raise FileNotFoundError(f"{path}: the retrieval baseline indexes the train pool")
+            raise PredictorSetupError(f"{path} is missing: the retrieval baseline indexes the "
+                                      "train pool of the data directory")
     with duckdb.connect() as con:
         con.execute(f"CREATE TEMP VIEW split AS SELECT * FROM read_parquet({sql_path(split)})")
         con.execute(f"CREATE TEMP VIEW turns AS SELECT * FROM read_parquet({sql_path(turns)})")
@@ -81,7 +82,8 @@ class RetrievalPredictor:
     def from_spec(cls, argument: str | None, context: PredictorContext) -> RetrievalPredictor:
         data_dir = Path(argument) if argument else context.data_dir
         if data_dir is None:
-            raise ValueError("retrieval needs the data directory (retrieval:DIR or the context)")
+            raise PredictorSetupError("retrieval needs the data directory (retrieval:DIR, or "
+                                      "--data on the command line)")
         return cls(data_dir=Path(data_dir))
 
     @classmethod

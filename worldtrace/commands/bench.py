@@ -22,10 +22,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from bench.predictors.base import UnknownPredictor
+from bench.predictors.base import PredictorSetupError, UnknownPredictor
 
-# A missing bench folder or data table, or a misspelt predictor: the user's to fix.
-USER_ERRORS: tuple[type[Exception], ...] = (FileNotFoundError, UnknownPredictor)
+# A missing bench folder or data table, a misspelt or misconfigured predictor: the user's to fix.
+USER_ERRORS: tuple[type[Exception], ...] = (FileNotFoundError, UnknownPredictor,
+                                            PredictorSetupError)
 
 
 def _report_problems(problems: list) -> None:
