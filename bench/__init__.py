@@ -10,4 +10,10 @@ Plain Python (no Dagster; `assets/bench.py` wires it). Imports sources and quali
                   openai_compatible (`build_predictor("name:argument", context)`)
 - judges/         rule verifiers per domain, the reference-grounded rubric judge
 - reward.py       the hybrid reward (rubric + rule, each 5-25; malformed 0) for RL
+- local_model.py  a local causal-LM folder as a chat model (shared by hf_local and serve/)
+- serve/          `worldtrace serve`: an OpenAI-compatible server over a local model folder
+- endpoint.py     one OpenAI-compatible endpoint with retries and backoff (predictor, LLM judge)
+- result_cache.py resumable runs: finished results in JSONL, keyed by id and input hash
+- rollout.py      free-running mode: own predictions fed back for K steps, decay by depth
+- diagnostics.py  LLM-judge rows, rubric-vs-LLM agreement, rollout for a run folder
 """
