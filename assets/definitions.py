@@ -9,6 +9,7 @@ from assets.factory import generated_traces
 from assets.ingest import raw_traces
 from assets.jobs import make_jobs
 from assets.quality import trajectory_dedup, turn_features, turn_labels
+from assets.release import dataset_release
 from assets.resources import storage_from_environment
 from assets.scrub import scrubbed_traces
 from assets.splits import (
@@ -24,7 +25,8 @@ from assets.training import ablation_table, cpt_model, rl_model, sft_model
 ASSETS = [generated_traces, raw_traces, turn_features, turn_labels, trajectory_dedup,
           scrubbed_traces, trajectory_split, tokenizer, cpt_corpus, sft_split, rl_split,
           rl_split_all_turns, cpt_model, sft_model, rl_model,
-          agentworldbench, bench_predictions, bench_scores, leaderboard, bench_rollout]
+          agentworldbench, bench_predictions, bench_scores, leaderboard, bench_rollout,
+          dataset_release]
 
 # The models train once on every domain's splits; they are not per-partition work. The bench
 # (bench_job, from assets/jobs.py) measures them and the baselines over all domains at once.

@@ -41,6 +41,8 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from quality.nested import strings_in
+
 SHORT_REPLY_CHARS = 600  # longer observations are not short replies
 MIN_VALUE_CHARS = 3  # shorter argument values ("1", "id") match by accident
 REPEAT_HEAD_CHARS = 20_000  # repeat_masked compares this much of each observation
@@ -96,14 +98,7 @@ REPLY_COLUMN_DOCS: dict[str, str] = {
 
 
 def _leaves(value: Any) -> Iterable[str]:
-    if isinstance(value, dict):
-        for item in value.values():
-            yield from _leaves(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _leaves(item)
-    elif isinstance(value, str):
-        yield value.strip()
+    return (text.strip() for text in strings_in(value))
 
 
 def action_values(action: str) -> list[str]:

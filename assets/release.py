@@ -1,0 +1,109 @@
+"""Release stage: every published table -> dataset_release (releases/<name>-<version>/).
+
+Parquet shards per table and domain, a datasets.DatasetDict, a dataset card with Hugging Face
+front matter and the statistics, a manifest with the SHA-256 of every file (quality/release/).
+Built over whatever published tables exist when it runs; a release is never overwritten: the
+same version again is checked to be byte-identical to the one on disk, else refused.
+"""
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import dagster as dg
+
+import quality.release
+from assets.asset_info import asset_info
+from assets.resources import WorldtraceStorage
+from assets.table_metadata import records_table
+from quality.release import ReleaseError
+from quality.release.build import ReleaseConfig, build_release
+from quality.release.manifest import MANIFEST, verify_release
+
+PUBLISHED_ASSETS = ["scrubbed_trajectories", "scrubbed_turns", "turn_labels", "turn_features",
+                    "scrub_findings", "trajectory_dedup", "trajectory_split", "sft_split",
+                    "rl_split", "rl_split_all_turns", "agentworldbench", "leaderboard"]
+
+
+class ReleaseSettings(dg.Config):
+    """Name and version of the release, where releases go (default: $WORLDTRACE_RELEASES,
+    else `releases/` beside the data directory), and licenses per source (SOURCE: LICENSE)."""
+
+    name: str = "worldtrace"
+    version: str = "0.1.0"
+    releases_dir: str = ""
+    licenses: dict[str, str] = {}
+
+
+def releases_root(settings: ReleaseSettings, storage: WorldtraceStorage) -> Path:
+    return Path(settings.releases_dir or os.environ.get("WORLDTRACE_RELEASES")
+                or storage.data_path.parent / "releases")
+
+
+@dg.asset(group_name="release", deps=PUBLISHED_ASSETS,
+          **asset_info("release", kinds={"parquet", "huggingface", "markdown"},
+                       code=[quality.release, quality.release.build, quality.release.card,
+                             quality.release.tables, quality.release.manifest],
+                       pii="scrubbed"),
+          check_specs=[dg.AssetCheckSpec(
+              "release_verifies", asset="dataset_release", blocking=True,
+              description="Re-hashing every file of the release matches manifest.json (and "
+                          "the manifest its manifest.sha256): nothing changed after the build.")])
+def dataset_release(context: dg.AssetExecutionContext, config: ReleaseSettings,
+                    storage: WorldtraceStorage
+                    ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
+    """A versioned, reproducible dataset release of every published table, scrubbed: Parquet
+    shards (one per table and domain), a datasets.DatasetDict, a dataset card (README.md with
+    Hugging Face front matter and the statistics) and a manifest of SHA-256 hashes, under
+    `releases/<name>-<version>/`."""
+    release = ReleaseConfig(name=config.name, version=config.version,
+                            licenses=dict(config.licenses))
+    root = releases_root(config, storage)
+    target = root / release.folder_name
+    if target.exists():
+        _same_as_existing(storage.data_path, target, release)
+        context.log.info(f"{target} exists and a rebuild is byte-identical: kept as it is")
+    else:
+        stats = build_release(storage.data_path, root, release, log=context.log.info)
+        context.log.info(f"{target}: {stats.files} files, {stats.bytes / 1e6:.1f} MB")
+    problems = verify_release(target)
+    content = json.loads((target / MANIFEST).read_text(encoding="utf-8"))
+    files = content["files"]
+    rows = [{"config": config_name, **splits, "total": sum(splits.values())}
+            for config_name, splits in content["rows"].items()]
+    yield dg.MaterializeResult(metadata={
+        "path": dg.MetadataValue.path(str(target)),
+        "files": len(files),
+        "megabytes": round(sum(f["bytes"] for f in files.values()) / 1e6, 2),
+        "rows": dg.MetadataValue.md(records_table(rows)),
+        "code_version": content["code_version"],
+        "policy_hash": content["policy"]["hash"],
+        "rescrubbed_in_release": dg.MetadataValue.json(content["rescrubbed_in_release"]),
+        "card": dg.MetadataValue.md(_card_without_front_matter(target)),
+        "settings": dg.MetadataValue.json(config.model_dump()),
+    })
+    yield dg.AssetCheckResult(
+        check_name="release_verifies", passed=not problems,
+        description="every file matches the manifest",
+        metadata={"differences": "; ".join(problems) or "none", "files": len(files)})
+
+
+def _same_as_existing(data_dir: Path, target: Path, release: ReleaseConfig) -> None:
+    """Rebuild into a scratch folder; the existing release must equal it, file for file."""
+    scratch = Path(tempfile.mkdtemp(prefix="worldtrace-release-"))
+    try:
+        rebuilt = build_release(data_dir, scratch, release)
+        new = (rebuilt.path / MANIFEST).read_bytes()
+        if new != (target / MANIFEST).read_bytes() or verify_release(target):
+            raise ReleaseError(f"{target} exists and differs from what the current tables "
+                               "give: a release is never overwritten; set a new version")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _card_without_front_matter(target: Path) -> str:
+    text = (target / "README.md").read_text(encoding="utf-8")
+    return text.split("\n---\n", 1)[1] if text.startswith("---\n") else text

@@ -1,0 +1,80 @@
+"""PNG plots (matplotlib) of the pipeline's figures: bars, shares, histograms, curves.
+
+Small (about 10-20 KB each, 80 dpi) so they travel in Dagster metadata; the PNG bytes depend on
+the data only (no timestamp, no software tag), so a release that keeps them stays reproducible.
+"""
+
+import io
+from collections.abc import Sequence
+
+import matplotlib
+
+matplotlib.use("Agg")  # no display on a server; set before pyplot is imported
+
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+DPI = 80
+SIZE = (6.0, 3.0)  # inches: 480 x 240 pixels fit the metadata panel
+
+
+def png_bytes(figure: Figure) -> bytes:
+    """The figure as PNG (no timestamp or software tag, so the bytes depend on the data only)."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=DPI, bbox_inches="tight",
+                   metadata={"Software": None})
+    plt.close(figure)
+    return buffer.getvalue()
+
+
+def bar_chart(labels: Sequence[str], values: Sequence[float], title: str, ylabel: str
+              ) -> Figure:
+    """Vertical bars, one per label, each with its value above it."""
+    figure, axes = plt.subplots(figsize=SIZE)
+    bars = axes.bar(list(labels), list(values), color="#4c72b0")
+    axes.bar_label(bars, labels=[f"{v:,.3g}" for v in values], fontsize=8)
+    _finish(axes, title, ylabel)
+    axes.tick_params(axis="x", labelrotation=30 if len(labels) > 5 else 0, labelsize=8)
+    return figure
+
+
+def stacked_shares(groups: Sequence[str], series: dict[str, Sequence[float]], title: str
+                   ) -> Figure:
+    """Horizontal 100 % bars: one per group, split into the series' shares."""
+    figure, axes = plt.subplots(figsize=(SIZE[0], 0.45 * len(groups) + 1.2))
+    left = [0.0] * len(groups)
+    for name, values in series.items():
+        axes.barh(list(groups), list(values), left=left, label=name)
+        left = [a + b for a, b in zip(left, values, strict=True)]
+    axes.legend(fontsize=7, ncols=min(6, len(series)), loc="upper center",
+                bbox_to_anchor=(0.5, -0.15), frameon=False)
+    _finish(axes, title, "")
+    axes.set_xlim(0, 1)
+    return figure
+
+
+def histogram(values: Sequence[float], bins: int | Sequence[float], title: str, xlabel: str
+              ) -> Figure:
+    figure, axes = plt.subplots(figsize=SIZE)
+    axes.hist(list(values), bins=bins, color="#4c72b0", edgecolor="white")
+    _finish(axes, title, "count")
+    axes.set_xlabel(xlabel)
+    return figure
+
+
+def line_chart(x: Sequence[float], ys: dict[str, Sequence[float]], title: str, xlabel: str,
+               ylabel: str) -> Figure:
+    figure, axes = plt.subplots(figsize=SIZE)
+    for name, y in ys.items():
+        axes.plot(list(x), list(y), label=name)
+    if len(ys) > 1:
+        axes.legend(fontsize=7)
+    _finish(axes, title, ylabel)
+    axes.set_xlabel(xlabel)
+    return figure
+
+
+def _finish(axes, title: str, ylabel: str) -> None:
+    axes.set_title(title, fontsize=10)
+    axes.set_ylabel(ylabel)
+    axes.spines[["top", "right"]].set_visible(False)

@@ -1,0 +1,151 @@
+"""What a release publishes: one config per table, one split (Parquet shard) per domain.
+
+Every text cell (nested ones too: chat messages, bench histories) passes the scrubber again
+on the way out, with placeholders numbered per trajectory; the count of what it still had to
+replace is recorded (0 for the tables the scrub stage wrote).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from quality.nested import strings_in
+from quality.scrub import Placeholders, scrub_text
+from quality.secrets import gated_kinds
+from sources.schema import DOMAINS
+from sources.storage import load_sql, partition_path, sql_literal, sql_path
+
+READ_ROWS = 1024
+
+
+@dataclass(frozen=True)
+class PublishedTable:
+    """A release config: its name, the data table it comes from, what it holds."""
+
+    config: str
+    table: str
+    description: str
+    needs: tuple[str, ...] = ()  # other tables the export joins
+
+    def domain_path(self, data_dir: Path, domain: str) -> Path:
+        if self.table == "trajectory_dedup":  # built across domains, filtered per domain
+            return data_dir / "trajectory_dedup" / "trajectory_dedup.parquet"
+        return partition_path(data_dir, self.table, domain)
+
+    def present(self, data_dir: Path, domain: str) -> bool:
+        return self.domain_path(data_dir, domain).exists() and all(
+            partition_path(data_dir, need, domain).exists() for need in self.needs)
+
+
+PUBLISHED: tuple[PublishedTable, ...] = (
+    PublishedTable("trajectories", "scrubbed_trajectories",
+                   "one row per trajectory: task, system prompt, outcome, source, metadata"),
+    PublishedTable("turns", "scrubbed_turns",
+                   "one row per turn: action, observation, their formats, and the turn's "
+                   "category, loss weight and main features",
+                   needs=("turn_labels", "turn_features")),
+    PublishedTable("dedup", "trajectory_dedup",
+                   "exact and near-duplicate clusters; `kept` marks the member that stays"),
+    PublishedTable("split", "trajectory_split",
+                   "train / bench / contaminated pool of each kept trajectory"),
+    PublishedTable("sft", "sft_split", "SFT conversations (system prompt variants, history, "
+                                       "target observation with reasoning)"),
+    PublishedTable("rl", "rl_split", "RL prompts (one turn per trajectory) with the reference "
+                                     "observation and the rule verifier's spec"),
+    PublishedTable("rl_all_turns", "rl_split_all_turns", "RL prompts of every turn (the Echo "
+                                                         "Trap ablation)"),
+    PublishedTable("agentworldbench", "agentworldbench",
+                   "AgentWorldBench samples from the bench pool (official JSONL in bench/)"),
+    PublishedTable("scrub_findings", "scrub_findings",
+                   "where a secret or personal datum was replaced, its kind and placeholder "
+                   "(never the value)"),
+)
+
+
+@dataclass
+class ExportStats:
+    """Rows per (config, split) and values the release pass still replaced, per kind."""
+
+    rows: dict[str, dict[str, int]] = field(default_factory=dict)
+    rescrubbed: Counter[str] = field(default_factory=Counter)
+
+
+@contextlib.contextmanager
+def reader(table: PublishedTable, data_dir: Path, domain: str
+           ) -> Iterator[pa.RecordBatchReader]:
+    """The table's rows for one domain, in a stable order, as a stream with its schema."""
+    path = table.domain_path(data_dir, domain)
+    if table.config == "turns":
+        sql = load_sql(__file__, "turns.sql").format(
+            turns=sql_path(path), labels=sql_path(partition_path(data_dir, "turn_labels", domain)),
+            features=sql_path(partition_path(data_dir, "turn_features", domain)))
+    elif table.table == "trajectory_dedup":
+        sql = (f"SELECT * FROM read_parquet({sql_path(path)}) WHERE domain = "
+               f"{sql_literal(domain)} ORDER BY trajectory_id")
+    else:
+        parquet = pq.ParquetFile(path)
+        yield pa.RecordBatchReader.from_batches(parquet.schema_arrow,
+                                                parquet.iter_batches(batch_size=READ_ROWS))
+        return
+    with duckdb.connect() as con:
+        con.execute("SET threads TO 1")  # one thread: the same order on every build
+        yield con.sql(sql).to_arrow_reader(READ_ROWS)
+
+
+def write_shard(table: PublishedTable, data_dir: Path, domain: str, out_path: Path,
+                stats: ExportStats) -> int:
+    """Write one config's shard for one domain, every text cell scrubbed again; its rows."""
+    rows = 0
+    placeholders: dict[str, Placeholders] = {}
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    with reader(table, data_dir, domain) as batches, \
+            pq.ParquetWriter(out_path, batches.schema, compression="zstd") as writer:
+        for batch in batches:
+            records = [_scrubbed(row, placeholders, stats) for row in _gated_rows(batch)]
+            writer.write_table(pa.Table.from_pylist(records, schema=batches.schema))
+            rows += len(records)
+    stats.rows.setdefault(table.config, {})[domain] = rows
+    return rows
+
+
+def _gated_rows(batch: pa.RecordBatch) -> Iterator[tuple[dict[str, Any], dict[str, tuple]]]:
+    """Each row with the gated kinds of every string it holds (one polars pass per batch)."""
+    rows = batch.to_pylist()
+    strings = [s for row in rows for s in strings_in(row)]
+    kinds = dict(zip(strings, gated_kinds(strings), strict=True)) if strings else {}
+    for row in rows:
+        yield row, kinds
+
+
+def _scrubbed(gated: tuple[dict[str, Any], dict[str, tuple]],
+              placeholders: dict[str, Placeholders], stats: ExportStats) -> dict[str, Any]:
+    row, kinds = gated
+    numbering = placeholders.setdefault(str(row.get("trajectory_id")), Placeholders())
+
+    def clean(value: Any) -> Any:
+        if isinstance(value, str):
+            if not kinds.get(value):
+                return value
+            text, replaced = scrub_text(value, numbering, kinds[value])
+            stats.rescrubbed.update(kind for kind, _ in replaced)
+            return text
+        if isinstance(value, dict):
+            return {key: clean(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [clean(item) for item in value]
+        return value
+
+    return {key: clean(value) for key, value in row.items()}
+
+
+def domains_present(table: PublishedTable, data_dir: Path) -> list[str]:
+    return [domain for domain in DOMAINS if table.present(data_dir, domain)]
