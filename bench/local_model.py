@@ -108,6 +108,8 @@ class LocalChatModel:
             raise ValueError(f"{folder}: the tokenizer has no chat_template, so chat messages "
                              "cannot be rendered (save one with tokenizer.chat_template = ...)")
         tokenizer.padding_side = "left"  # batched generation appends after the last real token
+        if tokenizer.pad_token is None:  # many checkpoints ship none; padding is masked anyway
+            tokenizer.pad_token = tokenizer.eos_token
         torch_dtype = "auto" if dtype == "auto" else getattr(torch, dtype)
         model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch_dtype)
         model.to(device or ("cuda" if torch.cuda.is_available() else "cpu")).eval()

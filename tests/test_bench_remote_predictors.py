@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import json
+import shutil
+
 import httpx
 import pytest
 
@@ -146,3 +149,15 @@ def test_samples_failing_for_good_are_reported_and_the_rest_resume(tmp_path):
         outputs = predictor.predict(SAMPLES)
     assert len(healthy_seen) == 1 and predictor.stats.cached == 4
     assert "notes3.txt" in outputs[3]
+
+
+def test_a_folder_whose_tokenizer_has_no_pad_token_still_batches(tiny_model_dir, tmp_path):  # noqa: F811
+    folder = tmp_path / "no_pad"
+    shutil.copytree(tiny_model_dir, folder)
+    config_path = folder / "tokenizer_config.json"
+    config = json.loads(config_path.read_text(encoding="utf-8"))
+    config.pop("pad_token")
+    config_path.write_text(json.dumps(config), encoding="utf-8")
+    predictor = HfLocalPredictor(HfLocalConfig(folder, batch_size=4, max_new_tokens=4))
+    assert predictor.model.tokenizer.pad_token == "<eos>"
+    assert len(predictor.predict(SAMPLES)) == len(SAMPLES)

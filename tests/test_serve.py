@@ -80,6 +80,16 @@ def test_stream_matches_the_plain_reply(client):
     assert chunks[-1].choices == [] and chunks[-1].usage.completion_tokens >= 1
 
 
+def test_a_stream_of_several_choices_indexes_each(client):
+    plain = chat(client, temperature=0, max_tokens=10).choices[0].message.content
+    chunks = list(chat(client, temperature=0, max_tokens=10, n=2, stream=True))
+    texts = {index: "".join(c.choices[0].delta.content or "" for c in chunks
+                            if c.choices and c.choices[0].index == index) for index in (0, 1)}
+    assert texts == {0: plain, 1: plain}
+    finished = [c.choices[0].index for c in chunks if c.choices and c.choices[0].finish_reason]
+    assert sorted(finished) == [0, 1]
+
+
 @pytest.mark.parametrize("stream", [False, True])
 def test_stop_string_cuts_before_it(client, stream):
     plain = chat(client, temperature=0, max_tokens=24).choices[0].message.content
