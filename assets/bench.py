@@ -22,8 +22,10 @@ from assets.table_metadata import check_result, records_table
 from bench import checks
 from bench.build import BuildConfig, build_domain
 from bench.evaluate import (
+    PREDICTION_COLUMN_DOCS,
     PREDICTION_SCHEMA,
     RUBRIC_JUDGE,
+    SCORE_COLUMN_DOCS,
     SCORE_SCHEMA,
     judge_outputs,
     predict,
@@ -151,8 +153,7 @@ def bench_predictions(context: dg.AssetExecutionContext, config: PredictorSettin
         context.log.info(f"{predictor.name}: {len(samples)} samples in {seconds:.1f}s")
     write_rows(rows, storage.data_path, PREDICTIONS, PREDICTION_SCHEMA)
     return dg.MaterializeResult(metadata={
-        **domain_tables_metadata(storage.data_path, PREDICTIONS,
-                                 {"output": "raw model text (thinking and tags included)"},
+        **domain_tables_metadata(storage.data_path, PREDICTIONS, PREDICTION_COLUMN_DOCS,
                                  ["id", "predictor", "output"]),
         "predictors": dg.MetadataValue.md(records_table(speed)),
     })
@@ -178,9 +179,7 @@ def bench_scores(context: dg.AssetExecutionContext, storage: WorldtraceStorage
                   **{axis: round(value, 1) for axis, value in axes.items()}}
                  for s in summarize(rows) for domain, axes in s.axes.items()]
     return dg.MaterializeResult(metadata={
-        **domain_tables_metadata(storage.data_path, SCORES,
-                                 {"score": "(mean of the five axes - 1) / 4 * 100",
-                                  "evidence": "JSON: the measurements behind every axis"},
+        **domain_tables_metadata(storage.data_path, SCORES, SCORE_COLUMN_DOCS,
                                  ["id", "predictor", *AXES, "score", "malformed"]),
         "judge": RUBRIC_JUDGE,
         "judge_samples_per_s": round(len(rows) / max(seconds, 1e-9), 1),

@@ -44,6 +44,28 @@ SCORE_SCHEMA = pa.schema([
     pa.field("copies_history", pa.bool_(), nullable=False),
     pa.field("evidence", pa.large_string(), nullable=False),
 ])
+PREDICTION_COLUMN_DOCS = {
+    "id": "bench sample id (agentworldbench.id)",
+    "domain": "mcp, search, terminal, swe, android, web, os",
+    "source": "catalog source of the sample's trajectory",
+    "predictor": "predictor spec name (copy_last, empty, retrieval, hf_local:<model>, ...)",
+    "output": "raw model text, thinking and tags included (parsing is the judge's job)",
+}
+SCORE_COLUMN_DOCS = {
+    **PREDICTION_COLUMN_DOCS,
+    "category": "turn_labels category of the target turn (informative or error)",
+    "judge": "which judge scored the row (rubric: the offline reference-grounded rubric)",
+    "format": "1..5: a complete <predicted_observation> block, same kind, shapes, line count",
+    "factuality": "1..5: content F1, change recall and rule score against the reference",
+    "consistency": "1..5: identifiers grounded in the history; GUI elements kept unchanged",
+    "realism": "1..5: no assistant talk, placeholders, repetition or runaway length",
+    "quality": "1..5: the reference's new information predicted, with factuality",
+    "score": "official sample score: (mean of the five axes - 1) / 4 * 100",
+    "rule_score": "the domain's rule verifier, 0..1 (null when no check applies)",
+    "malformed": "no complete <predicted_observation> block in the output",
+    "copies_history": "echo: the prediction repeats an earlier observation, the real one does not",
+    "evidence": "JSON: every measurement behind the axes, the rule checks and the caps",
+}
 RUBRIC_JUDGE = "rubric"
 
 

@@ -31,6 +31,7 @@ BENCH_SCHEMA = pa.schema([
     ("task", pa.large_string()), ("initial_state", pa.large_string()),
 ])
 BENCH_COLUMN_DOCS = {
+    "domain": "mcp, search, terminal, swe, android, web, os",
     "id": "stable sample id: domain and a hash of (trajectory_id, target turn)",
     "source": "catalog source of the trajectory (samples are stratified by it)",
     "trajectory_id": "the bench-pool trajectory the sample comes from",
