@@ -76,10 +76,13 @@ class RolloutStep:
 
 
 def _next_sample(start: BenchSample, added: Sequence[Turn], action: str, observation: str,
-                 depth: int) -> BenchSample:
+                 depth: int, free: bool = False) -> BenchSample:
+    """The sample `depth - 1` turns after the start. Its id says which: `<start>+k` (real
+    history) or `<start>+k/free` (own predictions), so caches keyed by id keep both."""
     turn_idx = start.turn_idx + len(added)
+    suffix = "/free" if free else ""
     return dataclasses.replace(
-        start, id=f"{start.id}+{depth - 1}", history=(*start.history, *added),
+        start, id=f"{start.id}+{depth - 1}{suffix}", history=(*start.history, *added),
         current_action=action, reference=observation, turn_idx=turn_idx,
         total_turns=max(start.total_turns, turn_idx), category="")
 
@@ -158,7 +161,8 @@ def free_run(predictor: Predictor, chains: Sequence[RolloutChain], depth: int, j
                 action, observation = chains[i].future[d - 1]
                 current[i] = _next_sample(chains[i].start, (
                     *current[i].history[len(chains[i].start.history):],
-                    (sample.current_action, parsed.judged_text)), action, observation, d + 1)
+                    (sample.current_action, parsed.judged_text)), action, observation, d + 1,
+                    free=True)
         if on_step is not None:
             on_step(d, len(live))
     return steps

@@ -7,6 +7,7 @@ import csv
 import json
 import re
 
+import httpx
 import pytest
 
 from bench.official import write_official
@@ -39,6 +40,11 @@ def judge_reply(number: int, body: dict) -> str:
     return f"ok\n<final_evaluation>{json.dumps({'scores': scores})}</final_evaluation>"
 
 
+def served_requests(base_url: str) -> int:
+    worker = httpx.get(base_url.removesuffix("/v1") + "/health").json()["worker"]
+    return worker["requests"] + worker["streams"]
+
+
 def read(path) -> list[dict]:
     with path.open(encoding="utf-8") as handle:
         return list(csv.DictReader(handle))
@@ -50,11 +56,15 @@ def test_bench_run_with_llm_judge_and_rollout(tmp_path, tiny_model_dir, capsys):
     judge_app, asked = scripted_endpoint(judge_reply)
     with model_app(ServeConfig(tiny_model_dir, dtype="float32")) as model, \
             serve_in_background(model) as model_url, serve_in_background(judge_app) as judge_url:
-        status = main(["bench", "run", "--bench-dir", str(bench_dir), "--out", str(out),
-                       "--predictor", "copy_last", "--predictor",
-                       f"openai_compatible:{model_url}", "--max-new-tokens", "8",
-                       "--llm-judge", judge_url, "--rollout", "3"])
-    assert status == 0
+        command = ["bench", "run", "--bench-dir", str(bench_dir), "--out", str(out),
+                   "--predictor", "copy_last", "--predictor", f"openai_compatible:{model_url}",
+                   "--max-new-tokens", "8", "--llm-judge", judge_url, "--rollout", "3"]
+        assert main(command) == 0
+        answered, judged = served_requests(model_url), len(asked)
+        first_scores = (out / "llm_scores.csv").read_text(encoding="utf-8")
+        assert main(command) == 0  # a rerun resumes: the model and the judge asked nothing
+        assert served_requests(model_url) == answered and len(asked) == judged
+        assert (out / "llm_scores.csv").read_text(encoding="utf-8") == first_scores
     llm = read(out / "llm_scores.csv")
     assert len(llm) == 2 * 4 and {row["judge"] for row in llm} == {"llm_judge:scripted"}
     assert 1 <= len(asked) <= 8  # equal (sample, prediction) pairs are judged once

@@ -76,3 +76,15 @@ def test_trajectory_turns_are_read_in_order_from_raw_turns(tmp_path):
         "a": [("a0", "o0"), ("a1", "o1")], "b": [("x1", "y1")]}
     with pytest.raises(FileNotFoundError, match="raw_turns of web"):
         read_trajectory_turns(tmp_path, "web", ["a"])
+
+
+def test_free_running_and_teacher_forced_samples_have_distinct_ids():
+    seen: list[str] = []
+
+    class Recording(CopyLastPredictor):
+        def predict(self, samples):
+            seen.extend(s.id for s in samples)
+            return super().predict(samples)
+
+    free_run(Recording(), chains_from_turns([sample_at(2)], {"traj-1": TURNS}), 3, judge)
+    assert seen == ["traj-1@2", "traj-1@2+1/free", "traj-1@2+1", "traj-1@2+2/free", "traj-1@2+2"]

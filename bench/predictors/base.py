@@ -35,6 +35,8 @@ class PredictorContext:
 
     data_dir: the worldtrace data directory (retrieval reads the training pool there; a bare
     model name resolves under {data_dir}/models). model: the model name sent to an endpoint.
+    cache_dir: where a remote predictor keeps finished samples so a rerun resumes (default
+    {data_dir}/bench_cache; neither set: nothing kept).
     """
 
     data_dir: Path | None = None
@@ -44,6 +46,7 @@ class PredictorContext:
     model: str | None = None
     concurrency: int = 4
     timeout_s: float = 120.0
+    cache_dir: Path | None = None
 
 
 # name -> "module:Class"; the class has `from_spec(argument: str | None, context) -> Predictor`.

@@ -80,13 +80,14 @@ class OpenAICompatiblePredictor:
 
     @classmethod
     def from_spec(cls, argument: str | None, context: PredictorContext) -> Self:
-        """`openai_compatible:BASE_URL` (e.g. http://127.0.0.1:8000/v1); the cache goes under
-        {data_dir}/bench_cache/ when a data dir is given."""
+        """`openai_compatible:BASE_URL` (e.g. http://127.0.0.1:8000/v1); finished samples are
+        kept in context.cache_dir, else {data_dir}/bench_cache/ when a data dir is given."""
         if not argument:
             raise ValueError("openai_compatible needs a base URL: openai_compatible:URL")
         endpoint = EndpointConfig(argument, model=context.model, timeout_s=context.timeout_s,
                                   concurrency=context.concurrency)
-        cache_dir = None if context.data_dir is None else Path(context.data_dir) / "bench_cache"
+        cache_dir = context.cache_dir or (
+            None if context.data_dir is None else Path(context.data_dir) / "bench_cache")
         return cls(OpenAICompatibleConfig(endpoint, temperature=context.temperature,
                                           max_tokens=context.max_new_tokens, seed=context.seed,
                                           cache_dir=cache_dir))

@@ -76,7 +76,8 @@ def run_run(args: argparse.Namespace) -> int:
     print(f"{len(samples)} samples from {args.bench_dir}", file=sys.stderr)
     context = PredictorContext(data_dir=Path(args.data) if args.data else None,
                                model=args.model, max_new_tokens=args.max_new_tokens,
-                               temperature=args.temperature, concurrency=args.concurrency)
+                               temperature=args.temperature, concurrency=args.concurrency,
+                               cache_dir=Path(args.out) / "cache")  # a rerun resumes
     runs = run_predictors(samples, args.predictor, context,
                           log=lambda line: print(line, file=sys.stderr))
     paths = write_run(samples, runs, Path(args.out))
@@ -108,7 +109,7 @@ def _diagnostics(args: argparse.Namespace, samples: list, runs: list, context) -
 
         llm = LLMJudge(LLMJudgeConfig(
             EndpointConfig(args.llm_judge, model=args.judge_model, concurrency=args.concurrency),
-            cache_dir=Path(args.out) / "judge_cache"))
+            cache_dir=Path(args.out) / "cache"))
         for run in runs:
             rows, failures = llm_judge_rows(llm, samples, run.outputs, run.name)
             llm_rows += rows
