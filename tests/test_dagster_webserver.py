@@ -1,4 +1,7 @@
-"""The real Dagster webserver loads the code location and shows the assets with descriptions."""
+"""The real Dagster webserver on 127.0.0.1 serves the code location: every asset with its
+description, owners, kinds and code version, the full lineage from raw_turns to
+dataset_release and leaderboard, the checks (described, blocking where they guard what is
+published, per domain), and the jobs."""
 
 from __future__ import annotations
 
@@ -9,11 +12,24 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
+from assets.definitions import defs
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
-ASSET_QUERY = "{ assetNodes { assetKey { path } description groupName isPartitioned } }"
-STARTUP_SECONDS = 120
+STARTUP_SECONDS = 180
+ASSET_QUERY = """{ assetNodes {
+  assetKey { path } description groupName isPartitioned opVersion kinds
+  owners { ... on TeamAssetOwner { team } ... on UserAssetOwner { email } }
+  dependencyKeys { path }
+  assetChecksOrError { ... on AssetChecks { checks {
+    name description blocking partitionDefinition { description } } } }
+} }"""
+JOBS_QUERY = """{ repositoriesOrError { ... on RepositoryConnection { nodes {
+  jobs { name } } } } }"""
 
 
 def free_port() -> int:
@@ -28,15 +44,18 @@ def graphql(port: int, query: str) -> dict:
         data=json.dumps({"query": query}).encode(),
         headers={"Content-Type": "application/json"},
     )
-    with urllib.request.urlopen(request, timeout=10) as response:
+    with urllib.request.urlopen(request, timeout=30) as response:
         return json.loads(response.read())
 
 
-def test_webserver_lists_assets_with_descriptions(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, dict[str, dict]]]:
+    """The webserver on a free port, and its asset nodes by name."""
+    home = tmp_path_factory.mktemp("dagster_home")
+    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
     port = free_port()
     webserver = Path(sys.executable).with_name("dagster-webserver")
-    env = {**os.environ, "DAGSTER_HOME": str(tmp_path), "WORLDTRACE_DATA": str(tmp_path / "data")}
-    (tmp_path / "dagster.yaml").write_text("")
+    env = {**os.environ, "DAGSTER_HOME": str(home), "WORLDTRACE_DATA": str(home / "data")}
     process = subprocess.Popen(
         [str(webserver), "-h", "127.0.0.1", "-p", str(port)],
         cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -53,11 +72,80 @@ def test_webserver_lists_assets_with_descriptions(tmp_path: Path) -> None:
                 time.sleep(1)
         exited = process.poll() is not None
         assert nodes, f"no assets served: {process.stderr.read().decode() if exited else 'timeout'}"
-        by_name = {"/".join(node["assetKey"]["path"]): node for node in nodes}
-        for name in ("generated_traces", "raw_trajectories", "raw_turns", "ingest_quarantine"):
-            assert by_name[name]["description"], name
-            assert by_name[name]["isPartitioned"] is True
-            assert by_name[name]["groupName"] == "sources"
+        yield port, {"/".join(node["assetKey"]["path"]): node for node in nodes}
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+def test_every_asset_is_served_with_description_owner_kinds_and_code_version(server) -> None:
+    _, nodes = server
+    defined = {spec.key.to_user_string() for spec in defs.resolve_all_asset_specs()}
+    assert defined <= set(nodes)
+    for name in defined:
+        node = nodes[name]
+        assert node["description"], name
+        assert node["opVersion"], name
+        assert node["kinds"], name
+        assert node["owners"] == [{"team": "worldtrace-data"}], name
+    for name in ("generated_traces", "raw_trajectories", "raw_turns", "ingest_quarantine"):
+        assert nodes[name]["isPartitioned"] is True
+        assert nodes[name]["groupName"] == "sources"
+
+
+def _reachable(nodes: dict[str, dict], start: str) -> set[str]:
+    children: dict[str, set[str]] = {}
+    for name, node in nodes.items():
+        for parent in node["dependencyKeys"]:
+            children.setdefault("/".join(parent["path"]), set()).add(name)
+    seen, todo = set(), [start]
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            if child not in seen:
+                seen.add(child)
+                todo.append(child)
+    return seen
+
+
+EDGES = [  # (parent, child): the lineage a data engineer follows in the UI
+    ("generated_traces", "raw_turns"), ("raw_turns", "turn_features"),
+    ("turn_features", "turn_labels"), ("raw_turns", "scrubbed_turns"),
+    ("raw_turns", "trajectory_dedup"), ("trajectory_dedup", "trajectory_split"),
+    ("trajectory_split", "sft_split"), ("turn_labels", "cpt_corpus"),
+    ("scrubbed_turns", "dataset_release"), ("turn_labels", "dataset_release"),
+    ("trajectory_split", "dataset_release"), ("leaderboard", "dataset_release"),
+    ("bench_scores", "leaderboard"),
+]
+
+
+def test_lineage_runs_from_raw_turns_to_the_release_and_the_leaderboard(server) -> None:
+    _, nodes = server
+    downstream = _reachable(nodes, "raw_turns")
+    assert {"scrubbed_turns", "turn_labels", "trajectory_split", "agentworldbench",
+            "leaderboard", "dataset_release"} <= downstream
+    for parent, child in EDGES:
+        parents = {"/".join(key["path"]) for key in nodes[child]["dependencyKeys"]}
+        assert parent in parents, f"{parent} -> {child}"
+
+
+def test_checks_are_present_described_blocking_and_per_domain(server) -> None:
+    _, nodes = server
+    checks = {(name, check["name"]): check for name, node in nodes.items()
+              for check in node["assetChecksOrError"].get("checks", [])}
+    for name, check in checks.items():
+        assert check["description"], name
+    for key in [("raw_turns", "schema"), ("turn_labels", "weights_in_unit_interval"),
+                ("scrubbed_turns", "nothing_left_to_scrub"),
+                ("dataset_release", "release_verifies")]:
+        assert checks[key]["blocking"] is True, key
+    for key in [("turn_labels", "every_turn_labelled"), ("turn_features", "features_in_range"),
+                ("scrubbed_turns", "nothing_left_to_scrub"), ("raw_turns", "not_empty")]:
+        assert checks[key]["partitionDefinition"], key
+
+
+def test_jobs_for_the_common_runs_are_served(server) -> None:
+    port, _ = server
+    repositories = graphql(port, JOBS_QUERY)["data"]["repositoriesOrError"]["nodes"]
+    jobs = {job["name"] for repository in repositories for job in repository["jobs"]}
+    assert {"main_job", "corpus_job", "ingest_job", "curate_job", "train_job", "bench_job",
+            "release_job"} <= jobs

@@ -1,0 +1,45 @@
+"""`worldtrace run`'s plan and summary: the cross-domain steps in dependency order, and the
+summary's tables read from a real data directory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from quality.features import compute_turn_features
+from quality.labels import label_turns, load_policy
+from sources.catalog import load_catalog
+from sources.ingest import write_tables
+from sources.storage import partition_path
+from worldtrace.launch import corpus_steps
+from worldtrace.summary import summary
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_corpus_steps_run_in_dependency_order_and_end_with_the_release() -> None:
+    names = [name for name, _ in corpus_steps()]
+    assert names.index("trajectory_dedup") < names.index("trajectory_split")
+    assert names.index("trajectory_split") < names.index("tokenizer") < names.index("cpt_corpus")
+    assert names.index("leaderboard") < names.index("dataset_release")
+    assert "raw_traces" not in names and "ablation_table" not in names
+
+
+def test_summary_shows_rows_categories_and_where_things_are(traces_dir: Path,
+                                                            tmp_path: Path) -> None:
+    specs = [s for s in load_catalog(REPO_ROOT / "sources.example.toml", tmp_path)
+             if s.domain == "swe"]
+    write_tables(specs, tmp_path, domains=["swe"])
+    compute_turn_features(partition_path(tmp_path, "raw_turns", "swe"),
+                          partition_path(tmp_path, "turn_features", "swe"))
+    label_turns(partition_path(tmp_path, "turn_features", "swe"),
+                partition_path(tmp_path, "turn_labels", "swe"), load_policy())
+    text = summary(tmp_path, [tmp_path / "releases" / "worldtrace-0.1.0"], 12, 0, 90.0,
+                   "/home/x/.dagster_home")
+    turns = next(line for line in text.splitlines() if line.startswith("raw_turns"))
+    rows = pq.read_metadata(partition_path(tmp_path, "raw_turns", "swe")).num_rows
+    assert turns.split()[-1] == f"{rows:,}" and rows > 0
+    assert "12 checks passed, 0 failed" in text
+    assert "Turn categories" in text and "swe" in text
+    assert "http://127.0.0.1:3000" in text and "worldtrace-0.1.0" in text

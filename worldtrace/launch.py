@@ -1,0 +1,120 @@
+"""Run the whole pipeline on a Dagster instance, with one line of progress per step.
+
+1. main_job once per domain partition, `workers` domains at a time (one process each, each
+   run in-process: a step subprocess would re-import torch for every step);
+2. then every asset built over all domains (corpus_job), one asset per run, in dependency order.
+
+Every run is recorded in $DAGSTER_HOME, so `make ui` shows them; Dagster's own event log stays
+in the UI (the console gets warnings only).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from multiprocessing import get_context
+
+import dagster as dg
+
+QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}},
+         "execution": {"config": {"in_process": {}}}}
+
+
+def _job(name: str) -> dg.JobDefinition:
+    from assets.definitions import defs
+
+    return defs.get_job_def(name)
+
+
+def main_job() -> dg.JobDefinition:
+    return _job("main_job")
+
+
+def corpus_job() -> dg.JobDefinition:
+    return _job("corpus_job")
+
+
+@dataclass
+class StepOutcome:
+    """One run: which partition or assets, whether it passed, its checks, its time."""
+
+    name: str
+    success: bool
+    seconds: float
+    checks_passed: int = 0
+    checks_failed: list[str] = field(default_factory=list)
+    error: str = ""
+
+    def line(self) -> str:
+        status = "ok " if self.success else "FAILED"
+        checks = f"{self.checks_passed} checks passed" + (
+            f", failed: {', '.join(self.checks_failed)}" if self.checks_failed else "")
+        return f"{status} {self.name:<28} {self.seconds:7.1f} s   {checks}{self.error}"
+
+
+def _execute(job_function: str, name: str, tags: dict[str, str] | None = None,
+             asset_selection: Sequence[dg.AssetKey] | None = None,
+             run_config: dict | None = None) -> StepOutcome:
+    started = time.perf_counter()
+    job = dg.build_reconstructable_job("worldtrace.launch", job_function)
+    with dg.execute_job(job, instance=dg.DagsterInstance.get(), tags=tags,
+                        asset_selection=asset_selection,
+                        run_config={**QUIET, **(run_config or {})}) as result:
+        evaluations = result.get_asset_check_evaluations()
+        failures = result.get_step_failure_events()
+        error = ""
+        if failures:
+            info = failures[0].step_failure_data.error
+            error = f"\n       {failures[0].step_key}: {info.message.strip() if info else ''}"
+        return StepOutcome(
+            name, result.success, time.perf_counter() - started,
+            checks_passed=sum(e.passed for e in evaluations),
+            checks_failed=[f"{e.asset_key.to_user_string()}.{e.check_name}"
+                           for e in evaluations if not e.passed], error=error)
+
+
+def run_domain(domain: str) -> StepOutcome:
+    """main_job for one domain partition (in a worker process)."""
+    return _execute("main_job", f"main_job[{domain}]", tags={"dagster/partition": domain})
+
+
+def corpus_steps() -> list[tuple[str, list[dg.AssetKey]]]:
+    """The assets of corpus_job in dependency order, the keys of one definition together."""
+    from assets.definitions import defs
+
+    graph = defs.resolve_asset_graph()
+    selected = set(corpus_job().asset_layer.executable_asset_keys)
+    steps: dict[str, list[dg.AssetKey]] = {}
+    for key in graph.toposorted_asset_keys:
+        if key in selected:
+            node = graph.get(key)
+            steps.setdefault(node.assets_def.node_def.name, []).append(key)
+    return list(steps.items())
+
+
+def run_pipeline(domains: Sequence[str], workers: int, op_config: dict[str, dict],
+                 say: Callable[[str], None] = print) -> list[StepOutcome]:
+    """Both phases; stops after the first failed run (what follows would build on it).
+    `op_config`: run config per asset step of phase 2 ({"dataset_release": {"version": ...}})."""
+    outcomes: list[StepOutcome] = []
+    say(f"[1/2] generate, ingest, curate, scrub: {len(domains)} domains, {workers} at a time")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
+        futures = [pool.submit(run_domain, domain) for domain in domains]
+        for future in as_completed(futures):
+            outcomes.append(future.result())
+            say("  " + outcomes[-1].line())
+    if not all(outcome.success for outcome in outcomes):
+        return outcomes
+    steps = corpus_steps()
+    say(f"[2/2] across all domains: {len(steps)} steps (dedup, split, corpora, models, bench, "
+        "release)")
+    for name, keys in steps:
+        config = {"ops": {name: {"config": op_config[name]}}} if name in op_config else None
+        outcome = _execute("corpus_job", name, asset_selection=keys, run_config=config)
+        outcomes.append(outcome)
+        say("  " + outcome.line())
+        if not outcome.success:
+            break
+    return outcomes

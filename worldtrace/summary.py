@@ -1,0 +1,62 @@
+"""The end-of-run summary: rows per table and domain, category shares, bench scores, checks,
+where the data and the release are, and how to open the UI. Read from the data directory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pyarrow.parquet as pq
+
+from sources.schema import DOMAINS
+from sources.storage import partition_path, sql_path, table_glob
+
+TABLES = ("raw_trajectories", "raw_turns", "ingest_quarantine", "scrubbed_turns",
+          "scrub_findings", "turn_labels", "trajectory_split", "sft_split", "rl_split",
+          "cpt_corpus", "agentworldbench", "bench_scores")
+CATEGORIES = ("informative", "error", "unchanged", "echo", "boilerplate", "empty")
+
+
+def rows_table(data_dir: Path) -> list[str]:
+    """One line per table present: its rows per domain and in all."""
+    width = max(len(d) for d in DOMAINS) + 2
+    lines = [f"{'table':<20}" + "".join(f"{d:>{width + 4}}" for d in DOMAINS) + f"{'all':>10}"]
+    for table in TABLES:
+        counts = [pq.read_metadata(path).num_rows
+                  if (path := partition_path(data_dir, table, d)).exists() else None
+                  for d in DOMAINS]
+        if any(count is not None for count in counts):
+            cells = "".join(f"{'-' if c is None else f'{c:,}':>{width + 4}}" for c in counts)
+            lines.append(f"{table:<20}{cells}{sum(c or 0 for c in counts):>10,}")
+    return lines
+
+
+def category_lines(data_dir: Path) -> list[str]:
+    if not any(partition_path(data_dir, "turn_labels", d).exists() for d in DOMAINS):
+        return []
+    shares = ", ".join(f"avg((category = '{c}')::INT) AS {c}" for c in CATEGORIES)
+    rows = duckdb.sql(f"SELECT domain, {shares} FROM read_parquet("
+                      f"{sql_path(table_glob(data_dir, 'turn_labels'))}) "
+                      "GROUP BY domain ORDER BY domain").fetchall()
+    lines = [f"{'domain':<10}" + "".join(f"{c:>13}" for c in CATEGORIES)]
+    lines += [f"{row[0]:<10}" + "".join(f"{share:>13.1%}" for share in row[1:]) for row in rows]
+    return lines
+
+
+def summary(data_dir: Path, releases: list[Path], checks_passed: int, checks_failed: int,
+            seconds: float, dagster_home: str) -> str:
+    parts = ["", f"worldtrace: finished in {seconds / 60:.1f} min; {checks_passed} checks "
+                 f"passed, {checks_failed} failed", "", "Rows per table and domain:",
+             *rows_table(data_dir)]
+    categories = category_lines(data_dir)
+    if categories:
+        parts += ["", "Turn categories (share of turns):", *categories]
+    leaderboard = data_dir / "leaderboard" / "leaderboard.md"
+    if leaderboard.exists():
+        parts += ["", "Bench scores (AgentWorldBench-style, 0-100):",
+                  leaderboard.read_text(encoding="utf-8").strip()]
+    parts += ["", f"Data:     {data_dir}/<table>/domain=<d>/part-0.parquet"]
+    parts += [f"Release:  {path}" for path in releases]
+    parts += [f"UI:       make ui   (DAGSTER_HOME={dagster_home}) -> http://127.0.0.1:3000 "
+              "(Runs, and each asset's page: metadata, plots, checks per domain)"]
+    return "\n".join(parts)
