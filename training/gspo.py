@@ -115,12 +115,21 @@ def fit_prompt(prompt: list[dict[str, str]], tokenizer: PreTrainedTokenizerFast,
     """The prompt with its oldest history turns dropped until it fits `budget` tokens (system
     prompt and current action kept, as the rl_split budget does); None if even that is over."""
     head = 1 if prompt and prompt[0]["role"] == "system" else 0
-    fitted = list(prompt)
-    while prompt_tokens(fitted, tokenizer) > budget:
-        if len(fitted) - head <= 1:
-            return None
-        del fitted[head:head + 2]  # one (action, observation) pair
-    return fitted
+    pairs = (len(prompt) - head - 1) // 2  # (action, observation) pairs before the action
+
+    def dropping(k: int) -> list[dict[str, str]]:
+        return [*prompt[:head], *prompt[head + 2 * k:]]
+
+    if prompt_tokens(dropping(pairs), tokenizer) > budget:
+        return None
+    low, high = 0, pairs  # fewest pairs to drop: binary search (tokens fall as pairs go)
+    while low < high:
+        middle = (low + high) // 2
+        if prompt_tokens(dropping(middle), tokenizer) <= budget:
+            high = middle
+        else:
+            low = middle + 1
+    return dropping(low)
 
 
 def read_rl_split(paths: Sequence[Path], tokenizer: PreTrainedTokenizerFast,
