@@ -117,6 +117,7 @@ class AblationSettings(dg.Config):
     rl_steps: int | None = None
     max_new_tokens: int = 160
     bench_dir: str | None = None  # default {data}/agentworldbench/official
+    samples_per_domain: int = 20  # every variant generates on CPU; 0 = all samples
 
 
 @dg.asset(group_name=GROUP, deps=["cpt_corpus", "sft_split", "rl_split", "rl_split_all_turns",
@@ -127,7 +128,8 @@ def ablation_table(context: dg.AssetExecutionContext, config: AblationSettings,
     turn per trajectory, the untrained model and the copy-last baseline, each scored on the
     same bench samples: per-domain scores, Overall, echo and malformed rates."""
     data = storage.data_path
-    samples, problems = bench_samples(data, Path(config.bench_dir) if config.bench_dir else None)
+    samples, problems = bench_samples(data, Path(config.bench_dir) if config.bench_dir else None,
+                                      config.samples_per_domain or None)
     settings = configure(config.variants, config.cpt_steps, config.sft_steps, config.rl_steps,
                          config.max_new_tokens)
     rows = run_ablation(data, samples, settings)

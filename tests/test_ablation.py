@@ -17,7 +17,7 @@ from training.sft import SftConfig
 TINY = StepConfig(max_steps=2, batch_size=4, logging_steps=1, save_steps=10)
 
 
-def bench_samples() -> list[BenchSample]:
+def bench_samples_fixture() -> list[BenchSample]:
     samples = []
     for i, text in enumerate(TEXTS[:4]):
         action, observation = text.split("\n", 1)
@@ -40,7 +40,7 @@ def test_ablation_table_scores_variants_and_baseline(tmp_path: Path) -> None:
     config = AblationConfig(cpt=CptConfig(steps=TINY), sft=SftConfig(steps=TINY),
                             rl=GspoConfig(steps=TINY), max_new_tokens=8,
                             variants=("untrained", "sft_all_turns"))
-    rows = run_ablation(tmp_path, bench_samples(), config)
+    rows = run_ablation(tmp_path, bench_samples_fixture(), config)
     assert [row["variant"] for row in rows] == ["untrained", "cpt", "sft_all_turns", "copy_last"]
     for row in rows:
         assert row["samples"] == 4 and 0 <= row["overall"] <= 100
@@ -49,5 +49,17 @@ def test_ablation_table_scores_variants_and_baseline(tmp_path: Path) -> None:
     assert rows[-1]["malformed_rate"] == 0  # copy-last always answers in the format
     folder = tmp_path / "models" / "ablation" / "sft_all_turns"
     stamp = (folder / "model.safetensors").stat().st_mtime_ns
-    run_ablation(tmp_path, bench_samples(), config)  # second run reuses the folders
+    run_ablation(tmp_path, bench_samples_fixture(), config)  # second run reuses the folders
     assert (folder / "model.safetensors").stat().st_mtime_ns == stamp
+
+
+def test_bench_samples_takes_first_per_domain(tmp_path: Path) -> None:
+    from bench.official import write_official
+    from training.ablation import bench_samples
+
+    write_official(bench_samples_list := bench_samples_fixture(), tmp_path / "awb")
+    samples, problems = bench_samples(tmp_path, tmp_path / "awb", per_domain=1)
+    assert problems == []
+    assert [(s.domain, s.id) for s in samples] == [("search", "search-1"),
+                                                    ("terminal", "terminal-0")]
+    assert len(bench_samples(tmp_path, tmp_path / "awb")[0]) == len(bench_samples_list)

@@ -185,11 +185,22 @@ def configure(variants: Sequence[str] = (), cpt_steps: int | None = None,
         rl=replace(base.rl, steps=with_steps(base.rl.steps, rl_steps, None)))
 
 
-def bench_samples(data_dir: Path, bench_dir: Path | None = None) -> tuple[list[BenchSample], list]:
-    """Samples of the bench export (default {data}/agentworldbench/official) and the records
-    that could not be read."""
+def bench_samples(data_dir: Path, bench_dir: Path | None = None,
+                  per_domain: int | None = None) -> tuple[list[BenchSample], list]:
+    """Samples of the bench export (default {data}/agentworldbench/official), at most
+    `per_domain` of each domain (the first by id: a stable subset, since every variant is
+    generated on CPU), and the records that could not be read."""
     folder = Path(bench_dir) if bench_dir else Path(data_dir) / "agentworldbench" / "official"
     if not folder.is_dir():
         raise FileNotFoundError(f"no bench folder {folder}: materialize agentworldbench or run "
                                 "`worldtrace bench build`")
-    return read_official(folder)
+    samples, problems = read_official(folder)
+    if per_domain is not None:
+        kept: dict[str, int] = {}
+        chosen = []
+        for sample in sorted(samples, key=lambda s: (s.domain, s.id)):
+            if kept.get(sample.domain, 0) < per_domain:
+                kept[sample.domain] = kept.get(sample.domain, 0) + 1
+                chosen.append(sample)
+        samples = chosen
+    return samples, problems

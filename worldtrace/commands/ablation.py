@@ -1,7 +1,8 @@
 """`worldtrace ablation`: which training stage buys what, scored on one bench.
 
-    worldtrace ablation --data DIR [--bench-dir BENCH_DIR] [--variant V ...] [--cpt-steps N]
-                        [--sft-steps N] [--rl-steps N] [--max-new-tokens N] [--out DIR]
+    worldtrace ablation --data DIR [--bench-dir BENCH_DIR] [--per-domain N] [--variant V ...]
+                        [--cpt-steps N] [--sft-steps N] [--rl-steps N] [--max-new-tokens N]
+                        [--out DIR]
 
 Trains (or reuses, under DIR/models/ablation/) CPT only, CPT + SFT, CPT + SFT + RL, CPT
 without loss weighting, SFT on every turn vs one turn per trajectory (training/ablation.py),
@@ -23,7 +24,8 @@ def run(args: argparse.Namespace) -> int:
     from training.ablation import bench_samples, configure, markdown, run_ablation, write_table
 
     data = Path(args.data)
-    samples, problems = bench_samples(data, Path(args.bench_dir) if args.bench_dir else None)
+    samples, problems = bench_samples(data, Path(args.bench_dir) if args.bench_dir else None,
+                                      args.per_domain or None)
     for problem in problems:
         print(f"skipped {problem}", file=sys.stderr)
     config = configure(args.variant or (), args.cpt_steps, args.sft_steps, args.rl_steps,
@@ -44,6 +46,8 @@ def register(commands: argparse._SubParsersAction) -> None:
                         help="only this variant (and what it starts from); repeatable: untrained, "
                              "cpt, cpt_unweighted, cpt_sft, cpt_unweighted_sft, cpt_sft_rl, "
                              "sft_one_turn, sft_all_turns")
+    parser.add_argument("--per-domain", type=int, default=20,
+                        help="bench samples per domain, first by id (0 = all; default 20)")
     parser.add_argument("--cpt-steps", type=int)
     parser.add_argument("--sft-steps", type=int)
     parser.add_argument("--rl-steps", type=int)
