@@ -77,7 +77,7 @@ class PredictorSettings(dg.Config):
     max_new_tokens: int = 256
 
 
-@dg.asset(group_name=GROUP, deps=["trajectory_split", "turn_labels", "raw_turns"],
+@dg.asset(group_name=GROUP, deps=["trajectory_split", "turn_labels", "scrubbed_turns"],
           check_specs=[
               dg.AssetCheckSpec("samples_in_bench_pool", asset=BENCH_TABLE,
                                 description="Every bench sample comes from a trajectory of "

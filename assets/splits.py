@@ -97,7 +97,7 @@ class TokenizerSettings(dg.Config):
     max_chars_per_domain: int = 400_000
 
 
-@dg.asset(group_name=GROUP, deps=["trajectory_split", "turn_labels"])
+@dg.asset(group_name=GROUP, deps=["trajectory_split", "turn_labels", "scrubbed_turns"])
 def tokenizer(context: dg.AssetExecutionContext, config: TokenizerSettings,
               storage: WorldtraceStorage) -> dg.MaterializeResult:
     """Byte-level BPE trained on the train pool (system prompts, actions, observations), saved
@@ -139,7 +139,7 @@ class CptCorpusSettings(dg.Config):
     max_tokens_per_domain: int = 120_000  # 0 takes every train trajectory
 
 
-@dg.asset(group_name=GROUP, deps=["tokenizer", "trajectory_split", "turn_labels"])
+@dg.asset(group_name=GROUP, deps=["tokenizer", "trajectory_split", "turn_labels", "scrubbed_turns"])
 def cpt_corpus(context: dg.AssetExecutionContext, config: CptCorpusSettings,
                storage: WorldtraceStorage) -> dg.MaterializeResult:
     """Train trajectories as chat text, tokenized, with the turn_labels loss weight of each
@@ -195,7 +195,7 @@ class SftSettings(dg.Config):
     teacher_api_key: str = "none"
 
 
-@dg.asset(group_name=GROUP, deps=["tokenizer", "trajectory_split", "turn_labels"])
+@dg.asset(group_name=GROUP, deps=["tokenizer", "trajectory_split", "turn_labels", "scrubbed_turns"])
 def sft_split(context: dg.AssetExecutionContext, config: SftSettings,
               storage: WorldtraceStorage) -> dg.MaterializeResult:
     """Next-observation SFT samples in the conversational messages format: one of 10 system
@@ -243,7 +243,7 @@ def _rl_asset(context: dg.AssetExecutionContext, config: RlSettings,
         ["prompt", "reference_observation", "turn_index", "verifier", "prompt_tokens"]))
 
 
-@dg.asset(group_name=GROUP, deps=["tokenizer", "trajectory_split", "turn_labels"])
+@dg.asset(group_name=GROUP, deps=["tokenizer", "trajectory_split", "turn_labels", "scrubbed_turns"])
 def rl_split(context: dg.AssetExecutionContext, config: RlSettings,
              storage: WorldtraceStorage) -> dg.MaterializeResult:
     """RL prompts, exactly one target turn per train trajectory (seeded, among judgeable
@@ -252,7 +252,7 @@ def rl_split(context: dg.AssetExecutionContext, config: RlSettings,
     return _rl_asset(context, config, storage, all_turns=False)
 
 
-@dg.asset(group_name=GROUP, deps=["tokenizer", "trajectory_split", "turn_labels"])
+@dg.asset(group_name=GROUP, deps=["tokenizer", "trajectory_split", "turn_labels", "scrubbed_turns"])
 def rl_split_all_turns(context: dg.AssetExecutionContext, config: RlSettings,
                        storage: WorldtraceStorage) -> dg.MaterializeResult:
     """rl_split with a sample for every judgeable turn of the same trajectories: many

@@ -78,8 +78,9 @@ def bench_pool_ids(data_dir: Path, domain: str) -> list[str]:
 def _connect(data_dir: Path, domain: str, trajectory_ids: Iterable[str]
              ) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect()
-    for view, table in (("turns", "raw_turns"), ("labels", "turn_labels"),
-                        ("trajectories", "raw_trajectories")):
+    # The scrubbed tables (same schema as the raw ones): no secret reaches a bench sample.
+    for view, table in (("turns", "scrubbed_turns"), ("labels", "turn_labels"),
+                        ("trajectories", "scrubbed_trajectories")):
         path = partition_path(data_dir, table, domain)
         if not path.exists():
             con.close()

@@ -8,6 +8,9 @@ run in `workers` processes, as Dagster's multiprocess executor runs the partitio
     {out}/turn_features/domain=<d>/part-0.parquet
     {out}/turn_labels/domain=<d>/part-0.parquet
     {out}/trajectory_dedup/{trajectory_dedup,duplicate_pairs,signatures}.parquet
+    {out}/{scrubbed_trajectories,scrubbed_turns,scrub_findings}/domain=<d>/part-0.parquet
+
+(scrubbing: what the splits, the bench and a release read instead of the raw text.)
 """
 
 from __future__ import annotations
@@ -23,7 +26,10 @@ from pathlib import Path
 from quality.dedup import DedupConfig, DedupStats, dedup_trajectories
 from quality.features import FeatureConfig, FeatureStats, compute_turn_features
 from quality.labels import LabelStats, label_turns, load_policy
+from quality.scrub import scrub_partition
 from sources.storage import partition_path
+
+SCRUB_TABLES = ("scrubbed_trajectories", "scrubbed_turns", "scrub_findings")
 
 
 @dataclass
@@ -63,8 +69,9 @@ def dedup_across_partitions(data_dir: Path, out_dir: Path, domains: Sequence[str
 
 def run_quality_stage(data_dir: Path, out_dir: Path, domains: Sequence[str], workers: int = 1,
                       features: FeatureConfig | None = None, dedup: DedupConfig | None = None,
-                      policy_path: Path | None = None) -> StageReport:
-    """Features and labels per domain (in `workers` processes), then dedup across domains."""
+                      policy_path: Path | None = None, scrub: bool = True) -> StageReport:
+    """Features and labels per domain (in `workers` processes), then dedup across domains,
+    then (unless `scrub` is off) the scrubbed copies of the raw tables."""
     features = features or FeatureConfig()
     dedup = dedup or DedupConfig()
     report = StageReport()
@@ -87,6 +94,13 @@ def run_quality_stage(data_dir: Path, out_dir: Path, domains: Sequence[str], wor
     clock = time.perf_counter()
     report.dedup = dedup_across_partitions(data_dir, out_dir / "trajectory_dedup", present, dedup)
     report.wall_seconds["dedup"] = time.perf_counter() - clock
+    if scrub:
+        clock = time.perf_counter()
+        for domain in present:
+            scrub_partition(*(partition_path(data_dir, table, domain)
+                              for table in ("raw_trajectories", "raw_turns")),
+                            *(partition_path(out_dir, table, domain) for table in SCRUB_TABLES))
+        report.wall_seconds["scrub"] = time.perf_counter() - clock
     report.peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     report.worker_peak_rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     return report

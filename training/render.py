@@ -71,8 +71,11 @@ class Episode:
 
 def read_episodes(data_dir: Path, domain: str, pool: str = "train") -> Iterator[Episode]:
     """The episodes of one pool of one domain, by trajectory_id (streamed from DuckDB)."""
+    # The scrubbed tables (same schema as the raw ones): no secret or personal datum is
+    # rendered into a corpus, a model or a release.
     paths = {t: partition_path(data_dir, t, domain)
-             for t in ("trajectory_split", "raw_trajectories", "raw_turns", "turn_labels")}
+             for t in ("trajectory_split", "scrubbed_trajectories", "scrubbed_turns",
+                       "turn_labels")}
     missing = [str(p) for p in paths.values() if not p.exists()]
     if missing:
         raise FileNotFoundError(f"{domain}: missing tables {missing}")
@@ -83,8 +86,9 @@ def read_episodes(data_dir: Path, domain: str, pool: str = "train") -> Iterator[
                    t.observation_format, l.category, l.loss_weight, t.exit_code, t.is_error,
                    t.action_kind, t.tool_name
             FROM read_parquet({sql_path(paths["trajectory_split"])}) AS s
-            JOIN read_parquet({sql_path(paths["raw_trajectories"])}) AS tr USING (trajectory_id)
-            JOIN read_parquet({sql_path(paths["raw_turns"])}) AS t USING (trajectory_id)
+            JOIN read_parquet({sql_path(paths["scrubbed_trajectories"])}) AS tr
+                USING (trajectory_id)
+            JOIN read_parquet({sql_path(paths["scrubbed_turns"])}) AS t USING (trajectory_id)
             JOIN read_parquet({sql_path(paths["turn_labels"])}) AS l
                 USING (trajectory_id, turn_index)
             WHERE s.pool = $pool
