@@ -5,16 +5,21 @@
 2. then every asset built over all domains (corpus_job), one asset per run, in dependency order.
 
 Every run is recorded in $DAGSTER_HOME, so `make ui` shows them; Dagster's own event log stays
-in the UI (the console gets warnings only).
+in the UI, and whatever the steps print (training progress bars, library warnings) goes to a
+log file, so the console shows one line per run.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from multiprocessing import get_context
+from pathlib import Path
 
 import dagster as dg
 
@@ -75,9 +80,31 @@ def _execute(job_function: str, name: str, tags: dict[str, str] | None = None,
                            for e in evaluations if not e.passed], error=error)
 
 
-def run_domain(domain: str) -> StepOutcome:
-    """main_job for one domain partition (in a worker process)."""
-    return _execute("main_job", f"main_job[{domain}]", tags={"dagster/partition": domain})
+@contextlib.contextmanager
+def output_to(log_path: Path) -> Iterator[None]:
+    """Send this process's stdout and stderr (file descriptors 1 and 2, so child libraries'
+    prints too) to the end of log_path for the duration of the block."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    with log_path.open("ab") as log:
+        os.dup2(log.fileno(), 1)
+        os.dup2(log.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            os.close(saved[0])
+            os.close(saved[1])
+
+
+def run_domain(domain: str, log_path: Path) -> StepOutcome:
+    """main_job for one domain partition (in a worker process), its output to the log."""
+    with output_to(log_path):
+        return _execute("main_job", f"main_job[{domain}]", tags={"dagster/partition": domain})
 
 
 def corpus_steps() -> list[tuple[str, list[dg.AssetKey]]]:
@@ -95,13 +122,13 @@ def corpus_steps() -> list[tuple[str, list[dg.AssetKey]]]:
 
 
 def run_pipeline(domains: Sequence[str], workers: int, op_config: dict[str, dict],
-                 say: Callable[[str], None] = print) -> list[StepOutcome]:
+                 log_path: Path, say: Callable[[str], None] = print) -> list[StepOutcome]:
     """Both phases; stops after the first failed run (what follows would build on it).
     `op_config`: run config per asset step of phase 2 ({"dataset_release": {"version": ...}})."""
     outcomes: list[StepOutcome] = []
     say(f"[1/2] generate, ingest, curate, scrub: {len(domains)} domains, {workers} at a time")
     with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
-        futures = [pool.submit(run_domain, domain) for domain in domains]
+        futures = [pool.submit(run_domain, domain, log_path) for domain in domains]
         for future in as_completed(futures):
             outcomes.append(future.result())
             say("  " + outcomes[-1].line())
@@ -112,7 +139,8 @@ def run_pipeline(domains: Sequence[str], workers: int, op_config: dict[str, dict
         "release)")
     for name, keys in steps:
         config = {"ops": {name: {"config": op_config[name]}}} if name in op_config else None
-        outcome = _execute("corpus_job", name, asset_selection=keys, run_config=config)
+        with output_to(log_path):
+            outcome = _execute("corpus_job", name, asset_selection=keys, run_config=config)
         outcomes.append(outcome)
         say("  " + outcome.line())
         if not outcome.success:

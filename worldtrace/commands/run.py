@@ -27,9 +27,11 @@ def run(args: argparse.Namespace) -> int:
               "does this)", file=sys.stderr)
         return 2
     domains = list(DOMAINS) if args.domains == "all" else args.domains.split(",")
+    log_path = Path(os.environ["DAGSTER_HOME"]) / "worldtrace-run.log"
+    print(f"worldtrace run: the steps' own output goes to {log_path}")
     started = time.perf_counter()
     outcomes = run_pipeline(domains, args.workers,
-                            {"dataset_release": {"version": args.release_version}})
+                            {"dataset_release": {"version": args.release_version}}, log_path)
     data_dir = Path(os.environ.get("WORLDTRACE_DATA", "data")).resolve()
     releases_dir = Path(os.environ.get("WORLDTRACE_RELEASES") or data_dir.parent / "releases")
     release = releases_dir / f"worldtrace-{args.release_version}"
