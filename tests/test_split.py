@@ -16,6 +16,7 @@ from quality_rows import trajectory, write_partition
 from assets.ingest import raw_traces
 from assets.quality import trajectory_dedup, turn_features, turn_labels
 from assets.resources import WorldtraceStorage
+from assets.scrub import scrubbed_traces
 from assets.splits import (
     cpt_corpus,
     rl_split,
@@ -136,8 +137,8 @@ def test_assets_on_real_fixtures(traces_dir, tmp_path):
     storage = WorldtraceStorage(data_dir=str(tmp_path),
                                 catalog=str(REPO_ROOT / "sources.example.toml"))
     for domain in ("swe", "mcp"):
-        assert dg.materialize([raw_traces, turn_features, turn_labels], partition_key=domain,
-                              resources={"storage": storage}).success
+        assert dg.materialize([raw_traces, turn_features, turn_labels, scrubbed_traces],
+                              partition_key=domain, resources={"storage": storage}).success
     result = dg.materialize(
         [trajectory_dedup, trajectory_split, tokenizer, cpt_corpus, sft_split, rl_split,
          rl_split_all_turns],
