@@ -26,7 +26,7 @@ from bench.allocation import allocate
 from bench.prompts import PROMPT_VERSION, system_prompt
 from bench.sample import GUI_DOMAINS, BenchSample
 from bench.scoring import OFFICIAL_COUNTS
-from sources.storage import load_sql, partition_path, sql_path
+from sources.storage import load_sql, parquet_view, partition_path
 
 JUDGEABLE = ("informative", "error")
 INITIAL_STATE_KEYS = ("initial_state", "initial_observation")  # reader metadata, GUI domains
@@ -70,8 +70,8 @@ def bench_pool_ids(data_dir: Path, domain: str) -> list[str]:
         raise FileNotFoundError(f"{path}: no trajectory_split for {domain} (build the split "
                                 f"first, or pass trajectory ids)")
     with duckdb.connect() as con:
-        rows = con.execute(f"SELECT trajectory_id FROM read_parquet({sql_path(path)}) "
-                           "WHERE pool = 'bench' ORDER BY trajectory_id").fetchall()
+        rows = con.execute(load_sql(__file__, "bench_pool_ids.sql"), {"path": str(path)}
+                           ).fetchall()
     return [row[0] for row in rows]
 
 
@@ -85,7 +85,7 @@ def _connect(data_dir: Path, domain: str, trajectory_ids: Iterable[str]
         if not path.exists():
             con.close()
             raise FileNotFoundError(f"{path}: {table} of {domain} is needed to build the bench")
-        con.execute(f"CREATE TEMP VIEW {view} AS SELECT * FROM read_parquet({sql_path(path)})")
+        parquet_view(con, view, path)
     con.register("pool", pa.table({"trajectory_id": pa.array(list(trajectory_ids), pa.string())}))
     return con
 
@@ -131,10 +131,8 @@ def _samples(con: duckdb.DuckDBPyConnection, domain: str, targets: list[tuple[st
         by_trajectory.setdefault(trajectory_id, []).append((turn_index, category))
     con.register("chosen", pa.table({"trajectory_id": list(by_trajectory)}))
     info = {row[0]: row[1:] for row in con.execute(
-        "SELECT trajectory_id, source, task, metadata, n_turns FROM trajectories "
-        "JOIN chosen USING (trajectory_id)").fetchall()}
-    cursor = con.execute("SELECT trajectory_id, turn_index, action, observation FROM turns "
-                         "JOIN chosen USING (trajectory_id) ORDER BY trajectory_id, turn_index")
+        load_sql(__file__, "chosen_trajectories.sql")).fetchall()}
+    cursor = con.execute(load_sql(__file__, "chosen_turns.sql"))
     current: str | None = None
     turns: list[tuple[str, str]] = []
     for row in chain(iter(cursor.fetchone, None), [None]):

@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 
 from bench.sample import BenchSample
 from quality.minhash import estimate_jaccard, signatures_from_arrow
-from sources.storage import CheckOutcome, partition_path, sql_path
+from sources.storage import CheckOutcome, load_sql, partition_path
 
 NEAR_DUPLICATE_JACCARD = 0.8  # quality/dedup.py's near-duplicate threshold
 
@@ -25,8 +25,7 @@ NEAR_DUPLICATE_JACCARD = 0.8  # quality/dedup.py's near-duplicate threshold
 def _pools(data_dir, domain: str) -> dict[str, str]:
     path = partition_path(data_dir, "trajectory_split", domain)
     with duckdb.connect() as con:
-        rows = con.execute(f"SELECT trajectory_id, pool FROM read_parquet({sql_path(path)})"
-                           ).fetchall()
+        rows = con.execute(load_sql(__file__, "pools.sql"), {"path": str(path)}).fetchall()
     return dict(rows)
 
 

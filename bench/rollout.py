@@ -29,7 +29,7 @@ from bench.parsing import parse_prediction
 from bench.predictors.base import Predictor
 from bench.sample import BenchSample
 from bench.scoring import AxisScores
-from sources.storage import partition_path, sql_path
+from sources.storage import load_sql, partition_path
 
 Turn = tuple[str, str]  # (action, observation)
 # One row per (predictor, chain, depth): the stored form of RolloutStep.
@@ -126,9 +126,7 @@ def read_trajectory_turns(data_dir: Path | str, domain: str, trajectory_ids: Ite
     turns: dict[str, list[Turn]] = {}
     with duckdb.connect() as con:
         con.register("wanted", wanted)
-        cursor = con.execute(
-            f"SELECT trajectory_id, action, observation FROM read_parquet({sql_path(path)}) "
-            "JOIN wanted USING (trajectory_id) ORDER BY trajectory_id, turn_index")
+        cursor = con.execute(load_sql(__file__, "rollout_turns.sql"), {"path": str(path)})
         while (row := cursor.fetchone()) is not None:
             turns.setdefault(row[0], []).append((row[1], row[2]))
     return turns

@@ -2,7 +2,7 @@
 -- trajectories, each with a seeded draw. `pick` orders a trajectory's own turns (1 = its first
 -- draw), `trajectory_draw` orders the trajectories; both are md5 of the seed and the ids, so the
 -- choice is the same on every machine and does not depend on file row order.
--- Views: turns (raw_turns), labels (turn_labels), pool (trajectory_id of the bench pool).
+-- Views: turns (scrubbed_turns), labels (turn_labels), pool (trajectory_id of the bench pool).
 
 WITH eligible AS (
     SELECT t.trajectory_id, t.turn_index, t.source, l.category

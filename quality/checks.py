@@ -8,41 +8,21 @@ import duckdb
 import pyarrow.parquet as pq
 
 from quality.scrub import TRAJECTORY_TEXT_FIELDS, TURN_TEXT_FIELDS, residual_findings
-from sources.storage import CheckOutcome, scalar_query
-
-SHARE_COLUMNS = ("overlap_action", "overlap_context", "novelty", "jaccard_prev",
-                 "jaccard_max_prev")
-
-FEATURES_OUT_OF_RANGE_SQL = f"""
-SELECT count(*) FROM read_parquet($path)
-WHERE {" OR ".join(f"({column} < 0 OR {column} > 1)" for column in SHARE_COLUMNS)}
-   OR length_ratio_prev < 0 OR length_ratio_action < 0 OR corpus_frequency < 1
-"""
-
-UNLABELLED_TURNS_SQL = """
-SELECT count(*) FROM read_parquet($turns) AS t
-ANTI JOIN read_parquet($labels) AS l USING (trajectory_id, turn_index)
-"""
-
-WEIGHTS_OUT_OF_RANGE_SQL = """
-SELECT count(*) FROM read_parquet($labels)
-WHERE loss_weight IS NULL OR loss_weight < 0 OR loss_weight > 1 OR category IS NULL
-"""
-
-POLICY_HASHES_SQL = "SELECT DISTINCT policy_hash FROM read_parquet($labels)"
+from sources.storage import CheckOutcome, load_sql, scalar_query
 
 
 def features_in_range(features_path: Path) -> CheckOutcome:
     """Shares and similarities lie in [0, 1] (or are null where undefined), ratios are >= 0,
     and an observation occurs in at least its own trajectory."""
-    bad = scalar_query(FEATURES_OUT_OF_RANGE_SQL, path=str(features_path))
+    bad = scalar_query(load_sql(__file__, "features_out_of_range.sql"), path=str(features_path))
     return CheckOutcome(bad == 0, "features lie in their documented ranges",
                         {"rows_out_of_range": bad})
 
 
 def every_turn_labelled(turns_path: Path, labels_path: Path) -> CheckOutcome:
     """Each raw turn has a label row, and there are no extra label rows."""
-    missing = scalar_query(UNLABELLED_TURNS_SQL, turns=str(turns_path), labels=str(labels_path))
+    missing = scalar_query(load_sql(__file__, "unlabelled_turns.sql"), turns=str(turns_path),
+                           labels=str(labels_path))
     turns = pq.read_metadata(turns_path).num_rows
     labels = pq.read_metadata(labels_path).num_rows
     return CheckOutcome(missing == 0 and turns == labels, "every turn has exactly one label",
@@ -51,7 +31,7 @@ def every_turn_labelled(turns_path: Path, labels_path: Path) -> CheckOutcome:
 
 def weights_in_unit_interval(labels_path: Path) -> CheckOutcome:
     """loss_weight in [0, 1] and a category on every row."""
-    bad = scalar_query(WEIGHTS_OUT_OF_RANGE_SQL, labels=str(labels_path))
+    bad = scalar_query(load_sql(__file__, "weights_out_of_range.sql"), labels=str(labels_path))
     return CheckOutcome(bad == 0, "loss_weight in [0, 1], category set",
                         {"rows_out_of_range": bad})
 
@@ -59,8 +39,9 @@ def weights_in_unit_interval(labels_path: Path) -> CheckOutcome:
 def policy_hash_recorded(labels_path: Path, expected_hash: str) -> CheckOutcome:
     """Every row and the file's metadata carry the hash of the policy that labelled them."""
     with duckdb.connect() as connection:
-        hashes = [row[0] for row in
-                  connection.execute(POLICY_HASHES_SQL, {"labels": str(labels_path)}).fetchall()]
+        rows = connection.execute(load_sql(__file__, "policy_hashes.sql"),
+                                  {"labels": str(labels_path)}).fetchall()
+        hashes = [row[0] for row in rows]
     file_metadata = pq.read_schema(labels_path).metadata or {}
     in_file = file_metadata.get(b"policy_hash", b"").decode()
     rows = pq.read_metadata(labels_path).num_rows

@@ -46,7 +46,7 @@ from quality.batches import run_numbers, trajectory_batches
 from quality.clusters import find, star_edges, union
 from quality.minhash import LshConfig, MinHashConfig, signature_array, signatures
 from quality.shingles import ShingleConfig, Shingled, char_shingles, shingle_words, word_hashes
-from sources.storage import atomic_path, load_sql, query_arrow, sql_literal, sql_path, write_parquet
+from sources.storage import atomic_path, load_sql, parquet_view, query_arrow, write_parquet
 
 PathOrPaths = Path | str | Sequence[Path | str]
 WORDS, SHORT = "words", "chars"  # the two kinds of shingles a signature is over
@@ -300,15 +300,12 @@ def _candidate_pairs(sig_path: Path, config: DedupConfig) -> list[tuple[str, str
     pairs = []
     con = duckdb.connect()
     try:
-        con.execute("CREATE TEMP VIEW signatures AS SELECT * FROM read_parquet("
-                    f"{sql_path(sig_path)})")
+        parquet_view(con, "signatures", sig_path)
         for kind, lsh, floor in ((WORDS, config.lsh, config.min_shingles),
                                  (SHORT, config.short_lsh, config.min_char_shingles)):
-            sql = load_sql(__file__, "dedup_candidates.sql").replace("$kind", sql_literal(kind))
-            for name, value in (("$bands", lsh.bands), ("$rows", lsh.rows),
-                                ("$min_shingles", floor), ("$max_bucket", config.max_bucket)):
-                sql = sql.replace(name, str(int(value)))
-            table = query_arrow(con, sql)
+            table = query_arrow(con, load_sql(__file__, "dedup_candidates.sql"), {
+                "kind": kind, "bands": int(lsh.bands), "rows": int(lsh.rows),
+                "min_shingles": int(floor), "max_bucket": int(config.max_bucket)})
             pairs += zip(table["id_a"].to_pylist(), table["id_b"].to_pylist(),
                          [kind] * table.num_rows, strict=True)
     finally:

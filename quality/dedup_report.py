@@ -6,7 +6,7 @@ from pathlib import Path
 
 import duckdb
 
-from sources.storage import sql_path
+from sources.storage import load_sql
 
 DEDUP_COLUMN_DOCS = {
     "trajectory_id": "the trajectory",
@@ -24,14 +24,7 @@ DEDUP_COLUMN_DOCS = {
 def removed_per_domain(decisions: Path) -> list[dict]:
     """Rows (domain, trajectories, kept, exact, near, across domains) from trajectory_dedup;
     `across domains` counts removed ones whose kept member sits in another domain."""
-    rows = duckdb.sql(f"""
-        WITH d AS (SELECT * FROM read_parquet({sql_path(decisions)}))
-        SELECT d.domain, count(*) AS trajectories, count(*) FILTER (d.kept) AS kept,
-               count(*) FILTER (d.reason = 'exact_duplicate') AS exact,
-               count(*) FILTER (d.reason = 'near_duplicate') AS near,
-               count(*) FILTER (NOT d.kept AND k.domain <> d.domain) AS across_domains
-        FROM d JOIN d AS k ON k.trajectory_id = d.cluster_id
-        GROUP BY d.domain ORDER BY d.domain
-    """).fetchall()
+    rows = duckdb.sql(load_sql(__file__, "removed_per_domain.sql"),
+                      params={"decisions": str(decisions)}).fetchall()
     names = ("domain", "trajectories", "kept", "exact", "near", "across_domains")
     return [dict(zip(names, row, strict=True)) for row in rows]

@@ -24,7 +24,7 @@ import duckdb
 
 from quality.confusion import Confusion
 from quality.stage import run_quality_stage
-from sources.storage import table_glob
+from sources.storage import load_sql, table_glob
 
 GRADED = ("empty", "error", "unchanged", "echo", "boilerplate")  # the issue's floors
 DUP_THRESHOLD = 0.8
@@ -98,39 +98,8 @@ def grade(n: int, seed: int, work_dir: Path, domains: Sequence[str] | None = Non
     return report
 
 
-# The generator's truth joined to what the stage decided; paths are bound as parameters.
-TURN_CONFUSION_SQL = """
-SELECT t.category AS truth, l.category AS predicted, count(*) AS n
-FROM read_parquet($labels) AS l
-JOIN read_parquet($trajectories) AS tr USING (trajectory_id)
-LEFT JOIN read_parquet($truth) AS t
-    ON t.source = tr.source AND t.file = tr.source_path AND t.turn_index = l.turn_index
-GROUP BY ALL
-"""
-
-CLUSTER_MEMBERS_SQL = """
-SELECT d.cluster_id, tr.source, tr.source_path
-FROM read_parquet($decisions) AS d
-JOIN read_parquet($trajectories) AS tr USING (trajectory_id)
-WHERE d.cluster_size > 1
-ORDER BY d.cluster_id, tr.source, tr.source_path
-"""
-
-PLANTED_PAIRS_SQL = "SELECT source, file_a, file_b, jaccard FROM read_parquet($truth)"
-
-# `wanted` is a temp table of (source, source_path) filled before the query runs.
-TRAJECTORY_TEXTS_SQL = """
-SELECT tr.source, tr.source_path, tr.task, list(t.action ORDER BY t.turn_index),
-       list(t.observation ORDER BY t.turn_index)
-FROM read_parquet($trajectories) AS tr
-JOIN wanted USING (source, source_path)
-LEFT JOIN read_parquet($turns) AS t USING (trajectory_id)
-GROUP BY ALL
-"""
-
-
 def _grade_turns(report: GradeReport, data: Path, out: Path, truth: Path) -> None:
-    rows = duckdb.sql(TURN_CONFUSION_SQL, params={
+    rows = duckdb.sql(load_sql(__file__, "turn_confusion.sql"), params={
         "labels": table_glob(out, "turn_labels"), "truth": str(truth),
         "trajectories": table_glob(data, "raw_trajectories")}).fetchall()
     for truth_category, predicted, n in rows:
@@ -144,7 +113,7 @@ def _grade_turns(report: GradeReport, data: Path, out: Path, truth: Path) -> Non
 def _grade_pairs(report: GradeReport, data: Path, out: Path, truth: Path) -> None:
     from sources.factory.scale_text import jaccard
 
-    members = duckdb.sql(CLUSTER_MEMBERS_SQL, params={
+    members = duckdb.sql(load_sql(__file__, "cluster_members.sql"), params={
         "decisions": str(out / "trajectory_dedup" / "trajectory_dedup.parquet"),
         "trajectories": table_glob(data, "raw_trajectories")}).fetchall()
     clusters: dict[str, list[tuple[str, str]]] = {}
@@ -152,7 +121,8 @@ def _grade_pairs(report: GradeReport, data: Path, out: Path, truth: Path) -> Non
         clusters.setdefault(cluster, []).append((source, path))
     predicted = {frozenset(pair) for group in clusters.values()
                  for pair in itertools.combinations(group, 2)}
-    planted = duckdb.sql(PLANTED_PAIRS_SQL, params={"truth": str(truth)}).fetchall()
+    planted = duckdb.sql(load_sql(__file__, "planted_pairs.sql"),
+                         params={"truth": str(truth)}).fetchall()
     positive = {frozenset({(s, a), (s, b)}) for s, a, b, j in planted if j >= DUP_THRESHOLD}
     report.dup_true_pairs = len(positive)
     report.dup_found = len(positive & predicted)
@@ -171,7 +141,7 @@ def _trajectory_texts(data: Path, wanted: set[tuple[str, str]]) -> dict[tuple[st
     con = duckdb.connect()
     con.execute("CREATE TEMP TABLE wanted (source VARCHAR, source_path VARCHAR)")
     con.executemany("INSERT INTO wanted VALUES (?, ?)", sorted(wanted))
-    rows = con.execute(TRAJECTORY_TEXTS_SQL, {
+    rows = con.execute(load_sql(__file__, "trajectory_texts.sql"), {
         "trajectories": table_glob(data, "raw_trajectories"),
         "turns": table_glob(data, "raw_turns")}).fetchall()
     con.close()

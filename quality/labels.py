@@ -11,13 +11,14 @@ from __future__ import annotations
 import hashlib
 import tomllib
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
-from sources.storage import load_sql, query_arrow, sql_path, write_parquet
+from sources.storage import load_sql, parquet_view, query_arrow, write_parquet
 
 CATEGORIES: tuple[str, ...] = ("empty", "error", "unchanged", "echo", "boilerplate",
                                "informative")
@@ -115,8 +116,7 @@ def label_turns(features_path: Path, out_path: Path, policy: Policy | None = Non
     policy = policy or load_policy()
     con = duckdb.connect()
     try:
-        con.execute("CREATE TEMP VIEW features AS SELECT * FROM read_parquet("
-                    f"{sql_path(features_path)}, file_row_number = true)")
+        parquet_view(con, "features", features_path, file_row_number=True)
         table = query_arrow(con, load_sql(__file__, "labels.sql"), policy.sql_params())
     finally:
         con.close()
@@ -135,17 +135,9 @@ def examples_markdown(labels_path: Path, turns_path: Path, per_category: int = 2
     """A Markdown preview: the first turns of each category, action and observation cut short."""
     con = duckdb.connect()
     try:
-        rows = con.execute(
-            """
-            SELECT l.category, l.trajectory_id, l.turn_index, t.action, t.observation
-            FROM read_parquet(?) AS l
-            JOIN read_parquet(?) AS t USING (trajectory_id, turn_index)
-            QUALIFY row_number() OVER (PARTITION BY l.category
-                                       ORDER BY l.trajectory_id, l.turn_index) <= ?
-            ORDER BY l.category, l.trajectory_id, l.turn_index
-            """,
-            [str(labels_path), str(turns_path), per_category],
-        ).fetchall()
+        rows = con.execute(load_sql(__file__, "label_examples.sql"), {
+            "labels": str(labels_path), "turns": str(turns_path), "per_category": per_category,
+        }).fetchall()
     finally:
         con.close()
     lines = ["| category | turn | action | observation |", "|---|---|---|---|"]
@@ -158,3 +150,15 @@ def examples_markdown(labels_path: Path, turns_path: Path, per_category: int = 2
 def _cell(text: str | None, limit: int) -> str:
     text = (text or "").replace("\n", " ⏎ ").replace("|", "\\|")
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def category_shares(parquet_glob: str, categories: Sequence[str] = CATEGORIES, digits: int = 3
+                    ) -> list[dict[str, Any]]:
+    """Per domain of turn-labelled Parquet (`parquet_glob`), each category's share of turns,
+    rounded to `digits`: rows {"domain": ..., category: share, ...}, by domain."""
+    rows = duckdb.sql(load_sql(__file__, "category_shares.sql"), params={
+        "path": parquet_glob, "categories": list(categories), "digits": digits}).fetchall()
+    shares: dict[str, dict[str, Any]] = {}
+    for domain, category, share in rows:
+        shares.setdefault(domain, {"domain": domain})[category] = share
+    return [{"domain": d, **{c: row[c] for c in categories}} for d, row in shares.items()]

@@ -154,8 +154,16 @@ def sql_literal(value: object) -> str:
 
 
 def sql_path(path: Path | str) -> str:
-    """A file path or glob as a SQL string literal, for f-string SQL (read_parquet(...))."""
+    """A file path or glob as a SQL string literal, for SQL that cannot bind it (a view)."""
     return sql_literal(str(path))
+
+
+def parquet_view(con: duckdb.DuckDBPyConnection, view: str, path: Path | str,
+                 file_row_number: bool = False) -> None:
+    """Name the Parquet file or glob `path` as the temporary view `view` of `con` (a view
+    cannot take bound parameters, so the path is quoted here, once, for every stage)."""
+    options = ", file_row_number = true" if file_row_number else ""
+    con.execute(f"CREATE TEMP VIEW {view} AS SELECT * FROM read_parquet({sql_path(path)}{options})")
 
 
 @cache

@@ -10,32 +10,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from sources.storage import CheckOutcome, scalar_query
-
-DUPLICATE_TURN_KEYS_SQL = """
-SELECT count(*) AS duplicate_keys FROM (
-    SELECT trajectory_id, turn_index FROM read_parquet($path)
-    GROUP BY ALL HAVING count(*) > 1
-)
-"""
-
-# A trajectory with turns 0..n-1 has max(turn_index) = n - 1 and n distinct indices.
-TURN_INDEX_GAPS_SQL = """
-SELECT count(*) AS trajectories_with_gaps FROM (
-    SELECT trajectory_id FROM read_parquet($path)
-    GROUP BY trajectory_id
-    HAVING min(turn_index) <> 0 OR max(turn_index) + 1 <> count(DISTINCT turn_index)
-)
-"""
-
-TURN_COUNTS_MATCH_SQL = """
-SELECT count(*) AS mismatched FROM read_parquet($trajectories) AS t
-LEFT JOIN (
-    SELECT trajectory_id, count(*) AS n FROM read_parquet($turns) GROUP BY trajectory_id
-) AS c USING (trajectory_id)
-WHERE coalesce(c.n, 0) <> t.n_turns
-"""
-
+from sources.storage import CheckOutcome, load_sql, scalar_query
 
 
 def schema_matches(path: Path, expected: pa.Schema) -> CheckOutcome:
@@ -58,14 +33,14 @@ def schema_matches(path: Path, expected: pa.Schema) -> CheckOutcome:
 
 def unique_turn_keys(turns_path: Path) -> CheckOutcome:
     """No (trajectory_id, turn_index) pair appears twice."""
-    duplicates = scalar_query(DUPLICATE_TURN_KEYS_SQL, path=str(turns_path))
+    duplicates = scalar_query(load_sql(__file__, "duplicate_turn_keys.sql"), path=str(turns_path))
     return CheckOutcome(duplicates == 0, "(trajectory_id, turn_index) is unique",
                         {"duplicate_keys": duplicates})
 
 
 def contiguous_turn_indices(turns_path: Path) -> CheckOutcome:
     """Every trajectory's turns are numbered 0..n-1 with no gap."""
-    gaps = scalar_query(TURN_INDEX_GAPS_SQL, path=str(turns_path))
+    gaps = scalar_query(load_sql(__file__, "turn_index_gaps.sql"), path=str(turns_path))
     return CheckOutcome(gaps == 0, "turn_index runs 0..n-1 in every trajectory",
                         {"trajectories_with_gaps": gaps})
 
@@ -73,7 +48,8 @@ def contiguous_turn_indices(turns_path: Path) -> CheckOutcome:
 def turn_counts_match(trajectories_path: Path, turns_path: Path) -> CheckOutcome:
     """Every trajectory row's n_turns equals its number of turn rows."""
     mismatched = scalar_query(
-        TURN_COUNTS_MATCH_SQL, trajectories=str(trajectories_path), turns=str(turns_path)
+        load_sql(__file__, "turn_counts_match.sql"), trajectories=str(trajectories_path),
+        turns=str(turns_path)
     )
     return CheckOutcome(mismatched == 0, "n_turns equals the number of turn rows",
                         {"mismatched_trajectories": mismatched})
@@ -85,11 +61,6 @@ def partition_not_empty(turns_path: Path, sources_configured: int) -> CheckOutco
     return CheckOutcome(rows > 0 or sources_configured == 0,
                         "a domain with sources has at least one turn",
                         {"turns": rows, "sources_configured": sources_configured})
-
-
-SOURCE_ROWS_SQL = """
-SELECT count(*) FROM read_parquet($path) WHERE list_contains($sources, source)
-"""
 
 
 def rows_reconcile(
@@ -109,8 +80,9 @@ def rows_reconcile(
         turn_rows = pq.read_metadata(turns_path).num_rows
         quarantine_rows = pq.read_metadata(quarantine_path).num_rows
     else:
-        turn_rows = scalar_query(SOURCE_ROWS_SQL, path=str(turns_path), sources=sources)
-        quarantine_rows = scalar_query(SOURCE_ROWS_SQL, path=str(quarantine_path), sources=sources)
+        sql = load_sql(__file__, "source_rows.sql")
+        turn_rows = scalar_query(sql, path=str(turns_path), sources=sources)
+        quarantine_rows = scalar_query(sql, path=str(quarantine_path), sources=sources)
     passed = (records_read == turns_kept + quarantined and turn_rows == turns_kept
               and quarantine_rows == quarantined)
     return CheckOutcome(

@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from quality.minhash import signatures_from_arrow
-from sources.storage import load_sql, query_arrow, sql_path
+from sources.storage import load_sql, parquet_view, query_arrow
 
 
 @dataclass(frozen=True)
@@ -54,15 +54,12 @@ def find_contaminated(signatures_path: Path, pools: pa.Table,
                       ) -> dict[str, Contamination]:
     """Train trajectories (pools: trajectory_id, pool) with a bench match at the threshold,
     keyed by trajectory id; ties go to the smallest bench id."""
-    sql = load_sql(__file__, "decontaminate.sql")
-    for name, value in (("$bands", config.bands), ("$rows", config.rows),
-                        ("$min_shingles", config.min_shingles)):
-        sql = sql.replace(name, str(int(value)))
+    params = {"bands": int(config.bands), "rows": int(config.rows),
+              "min_shingles": int(config.min_shingles)}
     with duckdb.connect() as con:
-        con.execute("CREATE TEMP VIEW signatures AS SELECT * FROM read_parquet("
-                    f"{sql_path(signatures_path)})")
+        parquet_view(con, "signatures", signatures_path)
         con.register("pools", pools.select(["trajectory_id", "pool"]))
-        pairs = query_arrow(con, sql)
+        pairs = query_arrow(con, load_sql(__file__, "decontaminate.sql"), params)
     if pairs.num_rows == 0:
         return {}
     similarity = _estimates(signatures_path, pairs)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import duckdb
 
-from sources.storage import partition_path, sql_path
+from sources.storage import load_sql, partition_path
 from training.prompt_variants import system_prompt, variant_for
 
 END = "<|end|>"
@@ -81,19 +81,10 @@ def read_episodes(data_dir: Path, domain: str, pool: str = "train") -> Iterator[
         raise FileNotFoundError(f"{domain}: missing tables {missing}")
     con = duckdb.connect()
     try:
-        reader = con.sql(f"""
-            SELECT s.trajectory_id, tr.task, t.turn_index, t.action, t.observation,
-                   t.observation_format, l.category, l.loss_weight, t.exit_code, t.is_error,
-                   t.action_kind, t.tool_name
-            FROM read_parquet({sql_path(paths["trajectory_split"])}) AS s
-            JOIN read_parquet({sql_path(paths["scrubbed_trajectories"])}) AS tr
-                USING (trajectory_id)
-            JOIN read_parquet({sql_path(paths["scrubbed_turns"])}) AS t USING (trajectory_id)
-            JOIN read_parquet({sql_path(paths["turn_labels"])}) AS l
-                USING (trajectory_id, turn_index)
-            WHERE s.pool = $pool
-            ORDER BY s.trajectory_id, t.turn_index
-        """, params={"pool": pool}).to_arrow_reader(2048)
+        params = {"pool": pool, "split": str(paths["trajectory_split"]),
+                  "trajectories": str(paths["scrubbed_trajectories"]),
+                  "turns": str(paths["scrubbed_turns"]), "labels": str(paths["turn_labels"])}
+        reader = con.sql(load_sql(__file__, "episodes.sql"), params=params).to_arrow_reader(2048)
         current: list[dict] = []
         for batch in reader:
             for row in batch.to_pylist():

@@ -25,10 +25,9 @@ import pyarrow as pa
 
 from sources.storage import (
     CheckOutcome,
+    load_sql,
     partition_path,
     scalar_query,
-    sql_literal,
-    sql_path,
     table_glob,
     write_parquet,
 )
@@ -116,15 +115,10 @@ def kept_trajectories(data_dir: Path, dedup_dir: Path, domains: Sequence[str]) -
     if not present:
         raise FileNotFoundError(f"{data_dir}: no raw_trajectories partition to split")
     with duckdb.connect() as con:
-        return con.sql(f"""
-            SELECT t.trajectory_id, t.domain, t.source, t.task, t.metadata
-            FROM read_parquet({sql_path(table_glob(data_dir, "raw_trajectories"))},
-                              hive_partitioning = false) AS t
-            JOIN read_parquet({sql_path(dedup_dir / "trajectory_dedup.parquet")}) AS d
-                USING (trajectory_id)
-            WHERE d.kept AND t.domain IN ({", ".join(sql_literal(d) for d in present)})
-            ORDER BY t.trajectory_id
-        """).to_arrow_table()
+        return con.sql(load_sql(__file__, "kept_trajectories.sql"), params={
+            "trajectories": table_glob(data_dir, "raw_trajectories"),
+            "decisions": str(dedup_dir / "trajectory_dedup.parquet"), "domains": present,
+        }).to_arrow_table()
 
 
 def split_trajectories(data_dir: Path, domains: Sequence[str],
@@ -163,11 +157,7 @@ def split_trajectories(data_dir: Path, domains: Sequence[str],
 
 def groups_in_one_pool(data_dir: Path) -> CheckOutcome:
     """No group key (source task) has runs in both train and bench."""
-    straddling = scalar_query(f"""
-        SELECT count(*) FROM (
-            SELECT group_key FROM read_parquet({sql_path(table_glob(data_dir, "trajectory_split"))})
-            WHERE pool IN ('train', 'bench')
-            GROUP BY group_key HAVING count(DISTINCT pool) > 1)
-    """)
+    straddling = scalar_query(load_sql(__file__, "straddling_groups.sql"),
+                              path=table_glob(data_dir, "trajectory_split"))
     return CheckOutcome(straddling == 0, f"{straddling} source tasks in both train and bench",
                         {"straddling_groups": straddling})

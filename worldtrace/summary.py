@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import duckdb
 import pyarrow.parquet as pq
 
+from quality.labels import category_shares
 from sources.schema import DOMAINS
-from sources.storage import partition_path, sql_path, table_glob
+from sources.storage import partition_path, table_glob
 
 TABLES = ("raw_trajectories", "raw_turns", "ingest_quarantine", "scrubbed_turns",
           "scrub_findings", "turn_labels", "trajectory_split", "sft_split", "rl_split",
@@ -34,10 +34,8 @@ def rows_table(data_dir: Path) -> list[str]:
 def category_lines(data_dir: Path) -> list[str]:
     if not any(partition_path(data_dir, "turn_labels", d).exists() for d in DOMAINS):
         return []
-    shares = ", ".join(f"avg((category = '{c}')::INT) AS {c}" for c in CATEGORIES)
-    rows = duckdb.sql(f"SELECT domain, {shares} FROM read_parquet("
-                      f"{sql_path(table_glob(data_dir, 'turn_labels'))}) "
-                      "GROUP BY domain ORDER BY domain").fetchall()
+    rows = [list(row.values()) for row in category_shares(
+        table_glob(data_dir, "turn_labels"), CATEGORIES, digits=6)]
     lines = [f"{'domain':<10}" + "".join(f"{c:>13}" for c in CATEGORIES)]
     lines += [f"{row[0]:<10}" + "".join(f"{share:>13.1%}" for share in row[1:]) for row in rows]
     return lines

@@ -23,7 +23,7 @@ from bench.predictors.base import PredictorContext, PredictorSetupError
 from bench.sample import BenchSample
 from quality.minhash import MinHashConfig, signatures
 from quality.shingles import ShingleConfig, shingle
-from sources.storage import load_sql, partition_path, sql_path
+from sources.storage import load_sql, parquet_view, partition_path
 
 CONTEXT_CHARS = 600  # tail of the previous observation in the key: the recent state
 SHINGLES = ShingleConfig(ngram=3, tokens="words", mask_ids=True)
@@ -64,8 +64,8 @@ def train_turns(data_dir: Path, domain: str) -> list[tuple[str, str, str]]:
             raise PredictorSetupError(f"{path} is missing: the retrieval baseline indexes the "
                                       "train pool of the data directory")
     with duckdb.connect() as con:
-        con.execute(f"CREATE TEMP VIEW split AS SELECT * FROM read_parquet({sql_path(split)})")
-        con.execute(f"CREATE TEMP VIEW turns AS SELECT * FROM read_parquet({sql_path(turns)})")
+        parquet_view(con, "split", split)
+        parquet_view(con, "turns", turns)
         return con.execute(load_sql(__file__, "train_turns.sql")).fetchall()
 
 

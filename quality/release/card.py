@@ -13,6 +13,7 @@ from typing import Any
 import duckdb
 
 from quality.labels import CATEGORIES
+from quality.labels import category_shares as labelled_category_shares
 from quality.plots import png_bytes, stacked_shares
 from quality.release.tables import PUBLISHED
 from sources.storage import load_sql
@@ -63,16 +64,15 @@ def _format(value: Any) -> str:
     return str(value)
 
 
-def _query(root: Path, sql: str) -> list[dict[str, Any]]:
+def _query(sql: str, params: dict[str, Any]) -> list[dict[str, Any]]:
     with duckdb.connect() as con:
-        con.execute(f"SET file_search_path = '{root}'")
-        result = con.execute(sql)
+        result = con.execute(sql, params)
         names = [c[0] for c in result.description]
         return [dict(zip(names, row, strict=True)) for row in result.fetchall()]
 
 
-def _glob(config: str) -> str:
-    return f"'data/{config}/*.parquet'"
+def _glob(root: Path, config: str) -> str:
+    return str(root / "data" / config / "*.parquet")
 
 
 # figure -> the config it is computed from (the SQL is in figure_<name>.sql beside this file)
@@ -85,15 +85,13 @@ def figures(root: Path, rows: dict[str, dict[str, int]], name: str) -> list[dict
     config = FIGURE_CONFIGS[name]
     if config not in rows:
         return []
-    return _query(root, load_sql(__file__, f"figure_{name}.sql").format(table=_glob(config)))
+    return _query(load_sql(__file__, f"figure_{name}.sql"), {"table": _glob(root, config)})
 
 
 def category_shares(root: Path, rows: dict[str, dict[str, int]]) -> list[dict[str, Any]]:
     if "turns" not in rows:
         return []
-    shares = ", ".join(f"round(avg((category = '{c}')::INT), 3) AS {c}" for c in CATEGORIES)
-    return _query(root, f"SELECT domain, {shares} FROM read_parquet({_glob('turns')}) "
-                        "GROUP BY domain ORDER BY domain")
+    return labelled_category_shares(_glob(root, "turns"), CATEGORIES, digits=3)
 
 
 def category_plot(shares: list[dict[str, Any]]) -> bytes | None:

@@ -22,7 +22,7 @@ from quality.nested import strings_in
 from quality.scrub import Placeholders, scrub_text
 from quality.secrets import gated_kinds
 from sources.schema import DOMAINS
-from sources.storage import load_sql, partition_path, sql_literal, sql_path
+from sources.storage import load_sql, partition_path
 
 READ_ROWS = 1024
 
@@ -85,12 +85,11 @@ def reader(table: PublishedTable, data_dir: Path, domain: str
     """The table's rows for one domain, in a stable order, as a stream with its schema."""
     path = table.domain_path(data_dir, domain)
     if table.config == "turns":
-        sql = load_sql(__file__, "turns.sql").format(
-            turns=sql_path(path), labels=sql_path(partition_path(data_dir, "turn_labels", domain)),
-            features=sql_path(partition_path(data_dir, "turn_features", domain)))
+        sql, params = load_sql(__file__, "turns.sql"), {
+            "turns": str(path), "labels": str(partition_path(data_dir, "turn_labels", domain)),
+            "features": str(partition_path(data_dir, "turn_features", domain))}
     elif table.table == "trajectory_dedup":
-        sql = (f"SELECT * FROM read_parquet({sql_path(path)}) WHERE domain = "
-               f"{sql_literal(domain)} ORDER BY trajectory_id")
+        sql, params = load_sql(__file__, "dedup.sql"), {"path": str(path), "domain": domain}
     else:
         parquet = pq.ParquetFile(path)
         yield pa.RecordBatchReader.from_batches(parquet.schema_arrow,
@@ -98,7 +97,7 @@ def reader(table: PublishedTable, data_dir: Path, domain: str
         return
     with duckdb.connect() as con:
         con.execute("SET threads TO 1")  # one thread: the same order on every build
-        yield con.sql(sql).to_arrow_reader(READ_ROWS)
+        yield con.sql(sql, params=params).to_arrow_reader(READ_ROWS)
 
 
 def write_shard(table: PublishedTable, data_dir: Path, domain: str, out_path: Path,

@@ -1,7 +1,7 @@
 -- The published turns: scrubbed text, the turn's label and loss weight, its main features.
 SELECT t.*, l.category, l.loss_weight, l.policy_hash,
        f.novelty, f.overlap_action, f.overlap_context, f.jaccard_prev, f.corpus_frequency
-FROM read_parquet({turns}) AS t
-LEFT JOIN read_parquet({labels}) AS l USING (trajectory_id, turn_index)
-LEFT JOIN read_parquet({features}) AS f USING (trajectory_id, turn_index)
+FROM read_parquet($turns) AS t
+LEFT JOIN read_parquet($labels) AS l USING (trajectory_id, turn_index)
+LEFT JOIN read_parquet($features) AS f USING (trajectory_id, turn_index)
 ORDER BY t.trajectory_id, t.turn_index

@@ -1,0 +1,1 @@
+SELECT DISTINCT policy_hash FROM read_parquet($labels)
