@@ -18,9 +18,15 @@ from assets.asset_info import asset_info, domain_check
 from assets.partitions import domain_partitions
 from assets.plots import bar_chart, histogram, image_metadata
 from assets.resources import WorldtraceStorage
-from assets.table_metadata import check_result, markdown_preview, records_table, table_metadata
+from assets.table_metadata import (
+    check_result,
+    column_schema,
+    markdown_preview,
+    records_table,
+    table_metadata,
+)
 from quality import checks
-from quality.dedup import DedupConfig
+from quality.dedup import SIGNATURE_COLUMN_DOCS, DedupConfig
 from quality.dedup_report import DEDUP_COLUMN_DOCS, removed_per_domain
 from quality.features import FEATURE_COLUMN_DOCS, FeatureConfig, compute_turn_features
 from quality.labels import (
@@ -219,4 +225,7 @@ def trajectory_dedup(context: dg.AssetExecutionContext, config: DedupSettings,
             "confirmed_short_pairs", "rejected_pairs", "clusters", "largest_cluster")},
         "removed_per_domain": dg.MetadataValue.md(records_table(per_domain)),
         "pairs": dg.MetadataValue.md(markdown_preview(out_dir / "duplicate_pairs.parquet")),
+        # the stored signatures are what decontamination reads downstream: describe them too
+        "signatures_schema": dg.MetadataValue.table_schema(column_schema(
+            pq.read_schema(out_dir / "signatures.parquet"), SIGNATURE_COLUMN_DOCS)),
     })

@@ -34,6 +34,10 @@ def test_quality_assets_materialize_on_fixtures_with_passing_checks(
     assert failed == []
     materialized = {e.asset_key.to_user_string() for e in result.get_asset_materialization_events()}
     assert {"turn_features", "turn_labels", "trajectory_dedup"} <= materialized
+    dedup = result.asset_materializations_for_node("trajectory_dedup")[0].metadata
+    signature_columns = {c.name: c.description for c in dedup["signatures_schema"].schema.columns}
+    assert set(signature_columns) == {"trajectory_id", "kind", "n_shingles", "signature"}
+    assert all(signature_columns.values())
     labels = pq.read_table(tmp_path / "turn_labels" / f"domain={domain}" / "part-0.parquet")
     turns = pq.read_metadata(tmp_path / "raw_turns" / f"domain={domain}" / "part-0.parquet")
     assert labels.num_rows == turns.num_rows > 0
