@@ -5,19 +5,20 @@ evaluation's job (`bench.parsing`), so a predictor is judged on exactly what it 
 
 Specs: `name` or `name:argument`, e.g. `copy_last`, `retrieval`, `hf_local:data/models/sft_model`,
 `openai_compatible:http://127.0.0.1:8000/v1`. Each implementation is a class with a
-`from_spec(argument, context)` classmethod, imported only when named (so the baselines run
-without torch or a network).
+`from_spec(argument, context)` classmethod, registered in `PREDICTORS` (the project's one plug-in
+mechanism, sources.registry) and imported only when named (so the baselines run without torch or
+a network).
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from bench.sample import BenchSample
+from sources.registry import Registry, UnknownName
 
 
 @runtime_checkable
@@ -50,16 +51,16 @@ class PredictorContext:
 
 
 # name -> "module:Class"; the class has `from_spec(argument: str | None, context) -> Predictor`.
-PREDICTOR_CLASSES: dict[str, str] = {
+PREDICTORS: Registry[type] = Registry("predictor", {
     "copy_last": "bench.predictors.baselines:CopyLastPredictor",
     "empty": "bench.predictors.baselines:EmptyPredictor",
     "retrieval": "bench.predictors.retrieval:RetrievalPredictor",
     "hf_local": "bench.predictors.hf_local:HfLocalPredictor",
     "openai_compatible": "bench.predictors.openai_compatible:OpenAICompatiblePredictor",
-}
+})
 
 
-class UnknownPredictor(ValueError):
+class UnknownPredictor(UnknownName):
     """A spec that names no predictor (the message lists the known names)."""
 
 
@@ -76,12 +77,9 @@ def split_spec(spec: str) -> tuple[str, str | None]:
 def build_predictor(spec: str, context: PredictorContext | None = None) -> Predictor:
     """The predictor a spec names (ValueError listing the known names for an unknown one)."""
     name, argument = split_spec(spec)
-    if name not in PREDICTOR_CLASSES:
-        raise UnknownPredictor(f"unknown predictor {name!r} in {spec!r}; known: "
-                         f"{', '.join(sorted(PREDICTOR_CLASSES))}")
-    module_name, class_name = PREDICTOR_CLASSES[name].split(":")
-    cls = getattr(importlib.import_module(module_name), class_name)
-    predictor = cls.from_spec(argument, context or PredictorContext())
+    if name not in PREDICTORS.names():
+        raise UnknownPredictor("predictor", name, sorted(PREDICTORS.names()))
+    predictor = PREDICTORS.get(name).from_spec(argument, context or PredictorContext())
     if not isinstance(predictor, Predictor):
-        raise TypeError(f"{PREDICTOR_CLASSES[name]} does not implement Predictor")
+        raise TypeError(f"{PREDICTORS.targets()[name]} does not implement Predictor")
     return predictor
