@@ -53,7 +53,11 @@ def load_labels(path: Path) -> list[LabelledTurn]:
     """Parse and check a labels JSONL file; every problem names the file and line."""
     turns: list[LabelledTurn] = []
     seen: set[tuple[str, str, int]] = set()
-    for number, text in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise LabelsFileError(f"{path}: cannot read the labels file ({error})") from None
+    for number, text in enumerate(lines, 1):
         if not text.strip():
             continue
         where = f"{path}:{number}"
@@ -61,19 +65,26 @@ def load_labels(path: Path) -> list[LabelledTurn]:
             record = json.loads(text)
         except json.JSONDecodeError as error:
             raise LabelsFileError(f"{where}: not JSON ({error})") from None
+        if not isinstance(record, dict):
+            raise LabelsFileError(f"{where}: expected a JSON object, got {type(record).__name__}")
         missing = [k for k in ("file", "position", "turn_index", "label") if k not in record]
         if missing:
             raise LabelsFileError(f"{where}: missing {', '.join(missing)}")
         if record["label"] not in CATEGORIES:
             raise LabelsFileError(f"{where}: label {record['label']!r} is not one of "
                                   f"{', '.join(CATEGORIES)}")
-        key = (record["file"], record["position"], int(record["turn_index"]))
+        try:
+            turn_index = int(record["turn_index"])
+        except (TypeError, ValueError):
+            raise LabelsFileError(f"{where}: turn_index {record['turn_index']!r} is not an "
+                                  "integer") from None
+        key = (record["file"], record["position"], turn_index)
         if key in seen:
             raise LabelsFileError(f"{where}: turn {key} is labelled twice")
         seen.add(key)
         source = record.get("source") or str(Path(record["file"]).parent)
         turns.append(LabelledTurn(number, record["file"], record["position"],
-                                  int(record["turn_index"]), record["label"], source,
+                                  turn_index, record["label"], source,
                                   record.get("why", "")))
     if not turns:
         raise LabelsFileError(f"{path}: no labelled turns")

@@ -66,3 +66,25 @@ def test_cli_grades_a_labels_file(tmp_path, traces_dir, capsys):
     assert lines[0].startswith("labelled turns graded: 3 (unmatched: 0)")
     assert any(line.startswith("low-information") for line in lines)
     assert lines[-1].startswith("accuracy ") and "worst recall" in lines[-1]
+
+
+@pytest.mark.parametrize("bad_line, problem", [
+    ("{not json", "not JSON"),
+    ("[1, 2]", "expected a JSON object"),
+    ('{"file": "a", "position": "$", "turn_index": "three", "label": "echo"}',
+     "turn_index 'three' is not an integer"),
+])
+def test_cli_reports_a_bad_labels_file_in_one_line(tmp_path, capsys, bad_line, problem):
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(json.dumps(SMALL_SET[0]) + "\n" + bad_line + "\n", encoding="utf-8")
+    assert main(["quality", "grade", "--labels", str(labels), "--work-dir",
+                 str(tmp_path / "work")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"worldtrace: {labels}:2: ")
+    assert problem in err[0]
+
+
+def test_cli_reports_a_missing_labels_file(tmp_path, capsys):
+    missing = tmp_path / "nope.jsonl"
+    assert main(["quality", "grade", "--labels", str(missing)]) == 2
+    assert capsys.readouterr().err.startswith(f"worldtrace: {missing}: cannot read")

@@ -9,6 +9,10 @@ import tempfile
 from pathlib import Path
 
 from quality.grade import DEFAULT_LABELS_ROOT
+from quality.grade_labels import LabelsFileError
+
+# a broken labels file: one line naming the file and line, exit status 2 (worldtrace.cli)
+USER_ERRORS: tuple[type[Exception], ...] = (LabelsFileError,)
 
 
 def run_grade(args: argparse.Namespace) -> int:
