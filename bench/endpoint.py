@@ -81,13 +81,17 @@ class ChatEndpoint:
 
     def complete(self, messages: Sequence[Mapping[str, str]], **settings) -> str:
         """The first choice's text for one conversation (settings: temperature, max_tokens, ...)."""
+        return self.complete_all(messages, **settings)[0]
+
+    def complete_all(self, messages: Sequence[Mapping[str, str]], **settings) -> list[str]:
+        """Every choice's text for one conversation, in order (settings may ask for n > 1)."""
         model = self.model
         response = self._with_retries(lambda: self.client.chat.completions.create(
             model=model, messages=[dict(m) for m in messages], **settings))
         if response.usage is not None:
             self.stats.add(prompt_tokens=response.usage.prompt_tokens,
                            completion_tokens=response.usage.completion_tokens)
-        return response.choices[0].message.content or ""
+        return [choice.message.content or "" for choice in response.choices]
 
     def _with_retries(self, call):
         for attempt in range(self.config.max_retries + 1):

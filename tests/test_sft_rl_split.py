@@ -17,7 +17,7 @@ from trl.data_utils import is_conversational
 from training.render import read_episodes
 from training.rl_split import RlConfig, build_rl_split
 from training.sft_split import SftConfig, build_sft_split
-from training.teacher import OpenAITeacher, default_judge
+from training.teacher import OpenAITeacher
 from training.tokenizer import TokenizerConfig, load_tokenizer, train_tokenizer
 
 DOMAINS = ["terminal", "mcp"]
@@ -121,20 +121,25 @@ def test_splits_are_byte_identical_when_rebuilt(data, tok):
 
 
 class FakeTeacher(BaseHTTPRequestHandler):
-    """An OpenAI-compatible chat endpoint: three candidates per query, one malformed, one weak,
-    one that reasons about the action."""
+    """An OpenAI-compatible chat endpoint: three candidates per query, one malformed, one that
+    reasons and predicts (the real observation where it `knows` the action, a wrong one
+    otherwise), one that reasons in a word and predicts nothing."""
+
+    knows: dict[str, str] = {}  # action -> real observation (set by the test)
 
     def do_POST(self):  # noqa: N802 (http.server's name)
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        user = body["messages"][-1]["content"]
-        action = user.split("Action:\n", 1)[1].split("\n\nReal next observation", 1)[0]
+        action = body["messages"][-1]["content"].rsplit("\n\nAction:\n", 1)[1]
+        predicted = self.knows.get(action, "All good, nothing happened.")
         good = (f"<think>The agent sends {action[:80]}; given the state shown before, the "
-                "environment applies it and answers in its usual format.</think>")
-        choices = ["no tags at all", "<think>ok</think>", good][: body.get("n", 1)]
+                "environment applies it and answers in its usual format.</think>"
+                f"<predicted_observation>{predicted}</predicted_observation>")
+        choices = ["no tags at all", good,
+                   "<think>ok</think><predicted_observation></predicted_observation>"]
         payload = {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
                    "choices": [{"index": i, "finish_reason": "stop",
                                 "message": {"role": "assistant", "content": c}}
-                               for i, c in enumerate(choices)]}
+                               for i, c in enumerate(choices[: body.get("n", 1)])]}
         data = json.dumps(payload).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
@@ -146,26 +151,54 @@ class FakeTeacher(BaseHTTPRequestHandler):
         pass
 
 
-def test_teacher_keeps_the_best_candidate_and_drops_weak_queries(data, tok):
+@pytest.fixture
+def fake_teacher(data):
+    """The fake endpoint's URL; it knows the observation of every non-error turn."""
+    FakeTeacher.knows = {s.action[-2000:]: s.observation for d in DOMAINS
+                         for e in episodes(data, d).values() for s in e.steps
+                         if s.category != "error"}
     server = ThreadingHTTPServer(("127.0.0.1", 0), FakeTeacher)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        def judge(reasoning, query):  # a judge that rejects every error turn
-            return 0.0 if query.step.category == "error" else default_judge(reasoning, query)
+    yield f"http://127.0.0.1:{server.server_port}/v1"
+    server.shutdown()
 
-        teacher = OpenAITeacher(f"http://127.0.0.1:{server.server_port}/v1", "fake-teacher",
-                                judge=judge)
-        stats = build_sft_split(data, tok, DOMAINS, SftConfig(max_trajectories_per_domain=5),
-                                teacher)
-    finally:
-        server.shutdown()
+
+def _sft_with(data, tok, teacher):
+    stats = build_sft_split(data, tok, DOMAINS, SftConfig(max_trajectories_per_domain=5), teacher)
     kept = [r for d in DOMAINS for r in rows(data, "sft_split", d)]
     assert teacher.stats.candidates == 3 * teacher.stats.queries
     assert teacher.stats.malformed == teacher.stats.queries
-    assert 0 < teacher.stats.kept == len(kept) < teacher.stats.queries
+    assert teacher.stats.kept == len(kept)
     assert sum(n for (_, r), n in stats.skipped.items() if r == "teacher_dropped") == (
         teacher.stats.queries - teacher.stats.kept)
     for sample in kept:
+        assert sample["reasoning_source"] == "teacher:fake-teacher"
+    return kept
+
+
+def test_teacher_keeps_rubric_judged_best_candidates_and_drops_weak_queries(data, tok,
+                                                                            fake_teacher):
+    """By default the bench's rubric judges each candidate's prediction against the real
+    observation: a query is kept with the reasoning that led to the real observation, and
+    dropped when every prediction is wrong."""
+    teacher = OpenAITeacher(fake_teacher, "fake-teacher")
+    kept = _sft_with(data, tok, teacher)
+    assert 0 < teacher.stats.kept < teacher.stats.queries
+    assert min(teacher.stats.scores) >= teacher.min_score
+    steps = {(e.trajectory_id, s.turn_index): s for d in DOMAINS
+             for e in episodes(data, d).values() for s in e.steps}
+    for sample in kept:
         reasoning = TARGET.match(sample["messages"][-1]["content"]).group(1)
         assert reasoning.startswith("The agent sends ")
-        assert sample["reasoning_source"] == "teacher:fake-teacher"
+        step = steps[sample["trajectory_id"], sample["turn_index"]]
+        assert step.action[-2000:] in FakeTeacher.knows
+
+
+def test_teacher_takes_any_judge_callable(data, tok, fake_teacher):
+    def judge(candidate, query):  # a judge that rejects every error turn
+        return 0.0 if query.step.category == "error" else 1.0
+
+    teacher = OpenAITeacher(fake_teacher, "fake-teacher", judge=judge)
+    _sft_with(data, tok, teacher)
+    assert 0 < teacher.stats.kept < teacher.stats.queries
+    assert teacher.stats.scores == [1.0] * teacher.stats.kept

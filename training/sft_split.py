@@ -92,7 +92,8 @@ def build_sft_split(data_dir: Path, tokenizer: PreTrainedTokenizerFast, domains:
                         stats.skipped[domain, "over_budget"] += 1
                         continue
                     previous = episode.steps[position - 1].observation if position else ""
-                    query = Query(domain, previous, step)
+                    query = Query(domain, previous, step, tuple(
+                        (s.action, s.observation) for s in episode.steps[:position]))
                     reasoning = (teacher.rationale(query) if teacher
                                  else deterministic_rationale(query))
                     if reasoning is None:

@@ -7,11 +7,14 @@ does and the format the environment answers in. Two sources, marked in `reasonin
 - `deterministic` (offline, the default): built from the data alone: the action's kind and
   target, the last observation (its first line and size), the answer's format and size, and
   whether the environment refuses it (an error turn).
-- `teacher:<model>`: an OpenAI-compatible endpoint (the official `openai` client, any base URL)
-  asked for `candidates` (3) rationales per query, each given the history, the action and the
-  real observation; a judge (any callable: candidate reasoning, query -> score in 0..1) scores
-  them, the best is kept when it reaches `min_score`, and a query whose best is weak is dropped
-  (the recipe kept 7,094 of 10,250). `TeacherStats` reports the retention.
+- `teacher:<model>`: an OpenAI-compatible endpoint (bench.endpoint.ChatEndpoint: the official
+  `openai` client with timeouts, retries and backoff) asked for `candidates` (3) answers per
+  query: reasoning in <think></think>, then a <predicted_observation>, given the last
+  observation and the action but not the real observation. A judge (any callable: candidate
+  text, query -> score in 0..1; by default the bench's rubric against the real observation)
+  scores them; the reasoning of the best is kept when it reaches `min_score`, and a query whose
+  best is weak is dropped (the recipe kept 7,094 of 10,250). `TeacherStats` reports the
+  retention. The kept reasoning is paired with the real observation in the SFT target.
 """
 
 from __future__ import annotations
@@ -20,20 +23,25 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from bench.endpoint import ChatEndpoint, EndpointConfig
+from bench.judges.rubric import judge as rubric
+from bench.sample import BenchSample
+from bench.scoring import normalize
 from training.prompt_variants import format_phrase
 from training.render import Step
 
 THINK = re.compile(r"<think>(.*?)</think>", re.S)
-_IDENTIFIER = re.compile(r"[\w./-]*[\w]+\.[\w]+|/[\w./-]+|\b\d+\b")
 
 
 @dataclass(frozen=True)
 class Query:
-    """What a rationale explains: the domain, the last observation, the action, the answer."""
+    """What a rationale explains: the domain, the last observation, the action, the answer;
+    `history` the earlier (action, observation) turns when known (the judge's context)."""
 
     domain: str
     previous: str
     step: Step
+    history: tuple[tuple[str, str], ...] = ()
 
 
 def _first_line(text: str, limit: int = 100) -> str:
@@ -62,21 +70,17 @@ def deterministic_rationale(query: Query) -> str:
             f"answers with {fmt}, about {answer_lines} line(s).")
 
 
-def default_judge(reasoning: str, query: Query) -> float:
-    """A plain score in 0..1 for a candidate rationale: long enough to say something, short
-    enough not to be the answer pasted, grounded in the action and the data (identifiers it
-    names that appear in the action, the previous or the real observation), and not a copy of
-    the real observation."""
-    words = reasoning.split()
-    if not 8 <= len(words) <= 400:
-        return 0.0
-    if query.step.observation.strip() and query.step.observation.strip() in reasoning:
-        return 0.0  # pasted the answer: no reasoning left to learn
-    named = set(_IDENTIFIER.findall(reasoning))
-    context = query.step.action + "\n" + query.previous + "\n" + query.step.observation
-    grounded = sum(1 for n in named if n in context) / len(named) if named else 0.5
-    mentions_action = any(w in reasoning for w in query.step.action.split()[:3])
-    return 0.5 * grounded + 0.3 * mentions_action + 0.2
+def rubric_judge(candidate: str, query: Query) -> float:
+    """The bench's rubric score (0..1) of a candidate's predicted observation against the
+    real one, with the query's history as context: a candidate whose reasoning led to a wrong
+    or malformed prediction scores low."""
+    history = query.history or ((("", query.previous),) if query.previous else ())
+    sample = BenchSample(domain=query.domain, id="teacher", history=history,
+                         current_action=query.step.action, reference=query.step.observation,
+                         system_prompt="", turn_idx=len(history) + 1,
+                         total_turns=len(history) + 1, trajectory_id="", source="",
+                         category=query.step.category)
+    return normalize(rubric(sample, candidate).mean) / 100.0
 
 
 Judge = Callable[[str, Query], float]
@@ -98,23 +102,23 @@ class TeacherStats:
 
 
 TEACHER_SYSTEM = (
-    "You write the reasoning a world model should do before predicting an environment's next "
-    "observation. You are given the last observation, the agent's action and the real next "
-    "observation. In 2-5 sentences inside <think></think>, reason about the state before the "
-    "action, what the action does, and the format the environment answers in, so that the real "
-    "observation follows. Do not copy the observation.")
+    "You are a world model: given the last observation of an environment and an agent's action, "
+    "you predict the environment's next observation. First reason in 2-5 sentences inside "
+    "<think></think> about the state before the action, what the action does, and the format "
+    "the environment answers in; then write the next observation, exactly as the environment "
+    "would, inside <predicted_observation></predicted_observation>.")
 
 
 class OpenAITeacher:
     """Rationales from an OpenAI-compatible chat endpoint, judged; best kept, weak dropped."""
 
     def __init__(self, base_url: str, model: str, api_key: str = "none", candidates: int = 3,
-                 judge: Judge = default_judge, min_score: float = 0.5,
-                 temperature: float = 0.8, max_tokens: int = 300, timeout: float = 60.0
-                 ) -> None:
-        from openai import OpenAI
-
-        self.client = OpenAI(base_url=base_url, api_key=api_key, timeout=timeout)
+                 judge: Judge = rubric_judge, min_score: float = 0.5,
+                 temperature: float = 0.8, max_tokens: int = 600, timeout: float = 60.0,
+                 max_retries: int = 5) -> None:
+        self.endpoint = ChatEndpoint(EndpointConfig(
+            base_url=base_url, model=model, api_key=api_key, timeout_s=timeout,
+            max_retries=max_retries))
         self.model, self.candidates, self.judge = model, candidates, judge
         self.min_score, self.temperature, self.max_tokens = min_score, temperature, max_tokens
         self.stats = TeacherStats()
@@ -124,30 +128,29 @@ class OpenAITeacher:
         return f"teacher:{self.model}"
 
     def request(self, query: Query) -> list[dict[str, str]]:
-        """The chat messages asking for one rationale."""
+        """The chat messages asking for one reasoned prediction (the answer is not shown)."""
         return [{"role": "system", "content": TEACHER_SYSTEM},
                 {"role": "user", "content": (
                     f"Domain: {query.domain}\n\nLast observation:\n{query.previous[-4000:]}\n\n"
-                    f"Action:\n{query.step.action[-2000:]}\n\n"
-                    f"Real next observation:\n{query.step.observation[:4000]}")}]
+                    f"Action:\n{query.step.action[-2000:]}")}]
 
     def rationale(self, query: Query) -> str | None:
-        """The best judged rationale, or None when every candidate is weak or malformed."""
+        """The reasoning of the best judged candidate, or None when every candidate is weak or
+        malformed (no reasoning)."""
         self.stats.queries += 1
-        response = self.client.chat.completions.create(
-            model=self.model, messages=self.request(query), n=self.candidates,
-            temperature=self.temperature, max_tokens=self.max_tokens)
+        answers = self.endpoint.complete_all(
+            self.request(query), n=self.candidates, temperature=self.temperature,
+            max_tokens=self.max_tokens)
         best, best_score = None, -1.0
-        for choice in response.choices:
+        for answer in answers:
             self.stats.candidates += 1
-            match = THINK.search(choice.message.content or "")
+            match = THINK.search(answer)
             if not match or not match.group(1).strip():
                 self.stats.malformed += 1
                 continue
-            reasoning = match.group(1).strip()
-            score = float(self.judge(reasoning, query))
+            score = float(self.judge(answer, query))
             if score > best_score:
-                best, best_score = reasoning, score
+                best, best_score = match.group(1).strip(), score
         if best is None or best_score < self.min_score:
             return None
         self.stats.kept += 1
