@@ -118,10 +118,7 @@ def write_diagnostics(out_dir: Path, llm_rows: Sequence[dict[str, Any]] = (),
 def write_decay_chart(rows: Sequence[dict[str, Any]], path: Path) -> Path:
     """Score by depth over all domains, one colour per predictor: free-running solid,
     teacher-forced dashed (rows: decay_table rows with a `predictor` key)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from quality.plots import plt, write_png  # matplotlib only when a chart is drawn
 
     figure, axes = plt.subplots(figsize=(7, 4), dpi=100)
     for index, name in enumerate(sorted({row["predictor"] for row in rows})):
@@ -139,7 +136,4 @@ def write_decay_chart(rows: Sequence[dict[str, Any]], path: Path) -> Path:
     axes.set_title("Free-running decay: own predictions fed back")
     axes.legend(fontsize=7)
     figure.tight_layout()
-    with atomic_path(path) as tmp:
-        figure.savefig(tmp, format="png")
-    plt.close(figure)
-    return path
+    return write_png(figure, path)

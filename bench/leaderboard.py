@@ -58,10 +58,7 @@ def write_csv(rows: Sequence[dict[str, Any]], path: Path) -> None:
 
 def write_chart(rows: Sequence[dict[str, Any]], path: Path) -> None:
     """Grouped bars per domain and overall, one colour per row; published rows hatched."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from quality.plots import plt, write_png  # matplotlib only when a chart is drawn
 
     groups = [*DOMAIN_COLUMNS.values(), "Overall"]
     width = 0.8 / max(len(rows), 1)
@@ -77,9 +74,7 @@ def write_chart(rows: Sequence[dict[str, Any]], path: Path) -> None:
     axes.set_title("AgentWorldBench-style scores: our runs and the published rows")
     axes.legend(fontsize=7, ncols=2, loc="upper left")
     figure.tight_layout()
-    with atomic_path(path) as tmp:
-        figure.savefig(tmp, format="png")
-    plt.close(figure)
+    write_png(figure, path)
 
 
 def write_leaderboard(rows: Sequence[dict[str, Any]], out_dir: Path) -> dict[str, Path]:

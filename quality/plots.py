@@ -6,6 +6,7 @@ the data only (no timestamp, no software tag), so a release that keeps them stay
 
 import io
 from collections.abc import Sequence
+from pathlib import Path
 
 import matplotlib
 
@@ -13,6 +14,8 @@ matplotlib.use("Agg")  # no display on a server; set before pyplot is imported
 
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+
+from sources.storage import atomic_path  # noqa: E402
 
 DPI = 80
 SIZE = (6.0, 3.0)  # inches: 480 x 240 pixels fit the metadata panel
@@ -25,6 +28,15 @@ def png_bytes(figure: Figure) -> bytes:
                    metadata={"Software": None})
     plt.close(figure)
     return buffer.getvalue()
+
+
+def write_png(figure: Figure, path: Path, dpi: float | str = "figure") -> Path:
+    """Write the figure to `path` as PNG, atomically, at its own size and `dpi` (no software
+    tag, so the bytes depend on the data only), and close it."""
+    with atomic_path(path) as tmp:
+        figure.savefig(tmp, format="png", dpi=dpi, metadata={"Software": None})
+    plt.close(figure)
+    return path
 
 
 def bar_chart(labels: Sequence[str], values: Sequence[float], title: str, ylabel: str

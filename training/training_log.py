@@ -111,10 +111,7 @@ def _curve(history: list[dict[str, Any]], name: str) -> list[dict[str, float]]:
 
 def plot_curves(log: TrainingLog, path: Path) -> Path:
     """Loss curve (and reward curve for RL) as a PNG."""
-    import matplotlib
-
-    matplotlib.use("Agg")  # no display on a server
-    import matplotlib.pyplot as plt
+    from quality.plots import plt, write_png  # matplotlib only when a chart is drawn
 
     curves = [("loss", log.loss_curve)]
     if log.reward_curve:
@@ -127,6 +124,4 @@ def plot_curves(log: TrainingLog, path: Path) -> Path:
         axis.set_title(f"{log.stage} {name}")
         axis.grid(alpha=0.3)
     figure.tight_layout()
-    figure.savefig(path, dpi=90)
-    plt.close(figure)
-    return path
+    return write_png(figure, path, dpi=90)
