@@ -12,11 +12,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import duckdb
-import numpy as np
-import pyarrow.parquet as pq
 
 from bench.sample import BenchSample
-from quality.minhash import estimate_jaccard, signatures_from_arrow
+from quality.minhash import estimate_jaccard, read_signatures
 from sources.storage import CheckOutcome, load_sql, partition_path
 
 NEAR_DUPLICATE_JACCARD = 0.8  # quality/dedup.py's near-duplicate threshold
@@ -41,19 +39,11 @@ def samples_in_bench_pool(data_dir, samples: Sequence[BenchSample]) -> CheckOutc
                         {"outside": len(outside), "examples": ", ".join(outside[:5])})
 
 
-def _signatures(data_dir) -> tuple[dict[str, int], list[str], np.ndarray]:
-    """(row of each trajectory, kind per row, signatures) from the dedup stage's table."""
-    path = Path(data_dir) / "trajectory_dedup" / "signatures.parquet"
-    table = pq.read_table(path, columns=["trajectory_id", "kind", "signature"])
-    width = table.schema.field("signature").type.list_size
-    rows = {tid: k for k, tid in enumerate(table["trajectory_id"].to_pylist())}
-    return rows, table["kind"].to_pylist(), signatures_from_arrow(table["signature"], width)
-
-
 def no_near_duplicate_in_train(data_dir, samples: Sequence[BenchSample]) -> CheckOutcome:
     """The highest MinHash Jaccard between a sample's trajectory and any train trajectory
     whose signature is of the same kind (word or character shingles, as dedup made them)."""
-    rows, kinds, sigs = _signatures(data_dir)
+    stored = read_signatures(Path(data_dir) / "trajectory_dedup" / "signatures.parquet")
+    rows, kinds, sigs = stored.rows, stored.kinds, stored.matrix
     train = [t for d in sorted({s.domain for s in samples})
              for t, pool in _pools(data_dir, d).items() if pool == "train" and t in rows]
     worst, pairs = 0.0, 0

@@ -30,10 +30,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 
 import datasketch
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from quality.shingles import Shingled
 
@@ -145,3 +147,22 @@ def signatures_from_arrow(column: pa.Array | pa.ChunkedArray, num_perm: int) -> 
         column = column.combine_chunks()
     values = column.flatten().to_numpy(zero_copy_only=False)
     return values.reshape(-1, num_perm).astype(np.uint32, copy=False)
+
+
+@dataclass(frozen=True)
+class StoredSignatures:
+    """A signatures table (trajectory_dedup's signatures.parquet) in memory: the row of each
+    trajectory id, the shingle kind of each row, and the (rows, num_perm) signature matrix."""
+
+    rows: dict[str, int]
+    kinds: list[str]
+    matrix: np.ndarray
+
+
+def read_signatures(path: Path) -> StoredSignatures:
+    """The stored signatures at `path` (columns trajectory_id, kind, signature)."""
+    table = pq.read_table(path, columns=["trajectory_id", "kind", "signature"])
+    width = table.schema.field("signature").type.list_size
+    rows = {tid: k for k, tid in enumerate(table["trajectory_id"].to_pylist())}
+    return StoredSignatures(rows, table["kind"].to_pylist(),
+                            signatures_from_arrow(table["signature"], width))

@@ -21,9 +21,8 @@ from pathlib import Path
 import duckdb
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
-from quality.minhash import signatures_from_arrow
+from quality.minhash import estimate_jaccard, read_signatures
 from sources.storage import load_sql, parquet_view, query_arrow
 
 
@@ -74,10 +73,7 @@ def find_contaminated(signatures_path: Path, pools: pa.Table,
 
 def _estimates(signatures_path: Path, pairs: pa.Table) -> np.ndarray:
     """MinHash Jaccard estimate of every (train_id, bench_id) pair."""
-    table = pq.read_table(signatures_path, columns=["trajectory_id", "signature"])
-    width = table.schema.field("signature").type.list_size
-    matrix = signatures_from_arrow(table["signature"], width)
-    row = {tid: i for i, tid in enumerate(table["trajectory_id"].to_pylist())}
-    left = np.array([row[t] for t in pairs["train_id"].to_pylist()], dtype=np.int64)
-    right = np.array([row[t] for t in pairs["bench_id"].to_pylist()], dtype=np.int64)
-    return (matrix[left] == matrix[right]).mean(axis=1).astype(np.float32)
+    stored = read_signatures(signatures_path)
+    left = np.array([stored.rows[t] for t in pairs["train_id"].to_pylist()], dtype=np.int64)
+    right = np.array([stored.rows[t] for t in pairs["bench_id"].to_pylist()], dtype=np.int64)
+    return estimate_jaccard(stored.matrix[left], stored.matrix[right]).astype(np.float32)
