@@ -1,10 +1,13 @@
 """`worldtrace run`: the whole pipeline on the built-in default data, as `make run` runs it.
 
     worldtrace run [--domains all] [--workers 2] [--release-version 0.1.0]
+                   [--bench-per-domain 30] [--max-new-tokens 128] [--full]
 
 Runs main_job for every domain (two at a time by default), then every cross-domain asset
 (dedup, split, corpora, models, bench, release) once, printing one line per run, and ends with
-a summary. Needs $DAGSTER_HOME (make sets it); the runs show in `make ui`.
+a summary. Needs $DAGSTER_HOME (make sets it); the runs show in `make ui`. By default the bench
+is a sample (--bench-per-domain per domain, --max-new-tokens per prediction) so the whole run
+fits in minutes on a laptop CPU; --full uses the assets' own settings (the official counts).
 """
 
 from __future__ import annotations
@@ -30,8 +33,11 @@ def run(args: argparse.Namespace) -> int:
     log_path = Path(os.environ["DAGSTER_HOME"]) / "worldtrace-run.log"
     print(f"worldtrace run: the steps' own output goes to {log_path}")
     started = time.perf_counter()
-    outcomes = run_pipeline(domains, args.workers,
-                            {"dataset_release": {"version": args.release_version}}, log_path)
+    op_config: dict[str, dict] = {"dataset_release": {"version": args.release_version}}
+    if not args.full:
+        op_config |= {"agentworldbench": {"per_domain": args.bench_per_domain},
+                      "bench_predictions": {"max_new_tokens": args.max_new_tokens}}
+    outcomes = run_pipeline(domains, args.workers, op_config, log_path)
     data_dir = Path(os.environ.get("WORLDTRACE_DATA", "data")).resolve()
     releases_dir = Path(os.environ.get("WORLDTRACE_RELEASES") or data_dir.parent / "releases")
     release = releases_dir / f"worldtrace-{args.release_version}"
@@ -52,4 +58,10 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--workers", type=int, default=2,
                         help="domain runs at a time (default 2: both cores)")
     parser.add_argument("--release-version", default="0.1.0")
+    parser.add_argument("--bench-per-domain", type=int, default=30,
+                        help="bench samples per domain (default 30; --full: official counts)")
+    parser.add_argument("--max-new-tokens", type=int, default=128,
+                        help="tokens per bench prediction (default 128)")
+    parser.add_argument("--full", action="store_true",
+                        help="the assets' own settings: the official bench counts")
     parser.set_defaults(run=run)
