@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench.predictors.messages import conversation
 from bench.sample import GUI_DOMAINS, BenchSample
 from sources.readers.agentworldbench import OBSERVATION_MARKER, split_prompt, strip_observation
 from sources.schema import DOMAINS
@@ -59,12 +60,9 @@ def render_response(observation: str) -> str:
 
 def chat_messages(sample: BenchSample) -> list[dict[str, str]]:
     """System, history replayed as user/assistant pairs, then the current action as user."""
-    messages = [{"role": "system", "content": sample.system_prompt}] if sample.system_prompt else []
-    for turn, (_, observation) in enumerate(sample.history, start=1):
-        messages.append({"role": "user", "content": render_prompt(sample, turn)})
-        messages.append({"role": "assistant", "content": render_response(observation)})
-    messages.append({"role": "user", "content": render_prompt(sample, sample.turn_idx)})
-    return messages
+    turns = ((render_prompt(sample, turn), render_response(observation))
+             for turn, (_, observation) in enumerate(sample.history, start=1))
+    return conversation(sample.system_prompt, turns, render_prompt(sample, sample.turn_idx))
 
 
 def to_record(sample: BenchSample) -> dict[str, Any]:

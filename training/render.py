@@ -22,6 +22,7 @@ from pathlib import Path
 
 import duckdb
 
+from bench.predictors.messages import conversation
 from sources.storage import load_sql, partition_path
 from training.prompt_variants import system_prompt, variant_for
 
@@ -116,14 +117,8 @@ def _episode(domain: str, rows: list[dict]) -> Episode:
 def messages(system: str, steps: tuple[Step, ...] | list[Step], current_action: str | None
              ) -> list[dict[str, str]]:
     """System, the steps replayed (user = action, assistant = observation), then the current
-    action as the last user message when given."""
-    out = [{"role": "system", "content": system}]
-    for step in steps:
-        out += [{"role": "user", "content": step.action},
-                {"role": "assistant", "content": step.observation}]
-    if current_action is not None:
-        out.append({"role": "user", "content": current_action})
-    return out
+    action as the last user message when given (the bench's layout, raw texts)."""
+    return conversation(system, ((s.action, s.observation) for s in steps), current_action)
 
 
 def weighted_segments(episode: Episode, system: str, action_weight: float = 1.0

@@ -8,9 +8,22 @@ observation depends on. Turn headers keep their original numbers, so the gap sta
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 Messages = list[dict[str, str]]
+
+
+def conversation(system: str, turns: Iterable[tuple[str, str]], current: str | None
+                 ) -> Messages:
+    """The chat layout every world-model prompt shares: the system message (when there is one),
+    each earlier turn as a user / assistant pair, then the current user message when given."""
+    messages = [{"role": "system", "content": system}] if system else []
+    for user, assistant in turns:
+        messages += [{"role": "user", "content": user},
+                     {"role": "assistant", "content": assistant}]
+    if current is not None:
+        messages.append({"role": "user", "content": current})
+    return messages
 
 
 def history_pairs(messages: Sequence[dict[str, str]]) -> int:
