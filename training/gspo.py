@@ -154,7 +154,7 @@ def read_rl_split(paths: Sequence[Path], tokenizer: PreTrainedTokenizerFast,
 
 def train_gspo(prompts: Dataset, scorer: Scorer, start_dir: Path, out_dir: Path,
                config: GspoConfig = GspoConfig(),
-              callbacks: Sequence[TrainerCallback] = ()) -> TrainingLog:
+               callbacks: Sequence[TrainerCallback] = ()) -> TrainingLog:
     """GSPO from the model in `start_dir` (SFT folder); the RL folder goes to `out_dir`."""
     tokenizer, model_config, model = continue_from(start_dir, config.model)
     log, resume_from = start_log("rl", out_dir, model, model_config, config)
