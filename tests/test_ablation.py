@@ -63,3 +63,10 @@ def test_bench_samples_takes_first_per_domain(tmp_path: Path) -> None:
     assert [(s.domain, s.id) for s in samples] == [("search", "search-1"),
                                                     ("terminal", "terminal-0")]
     assert len(bench_samples(tmp_path, tmp_path / "awb")[0]) == len(bench_samples_list)
+
+
+def test_cli_ablation_without_a_bench_is_a_user_error(tmp_path: Path, capsys) -> None:
+    from worldtrace.cli import main
+
+    assert main(["ablation", "--data", str(tmp_path)]) == 2
+    assert "no bench folder" in capsys.readouterr().err
