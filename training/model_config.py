@@ -34,7 +34,7 @@ class ModelConfig:
     num_layers: int = 2
     num_heads: int = 4
     intermediate_size: int = 384
-    max_positions: int = 2048
+    max_positions: int = 8192  # RoPE: only bounds positions (bench prompts run to ~8K tokens)
     dtype: str = "float32"
     device: str = "auto"
     seed: int = 0
