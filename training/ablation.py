@@ -34,7 +34,7 @@ from sources.schema import DOMAINS
 from sources.storage import atomic_path, write_parquet
 from training.cpt import CptConfig
 from training.gspo import GspoConfig
-from training.model_config import load_tokenizer, new_model
+from training.model_config import load_tokenizer, new_model, use_cpu_threads
 from training.reward import hybrid_scorer
 from training.sft import SftConfig
 from training.stages import model_dir, run_cpt, run_rl, run_sft, with_steps
@@ -119,6 +119,7 @@ def score(data_dir: Path, folders: dict[str, Path], samples: Sequence[BenchSampl
     """One row per variant (and the copy-last baseline): per-domain scores, Overall, echo and
     malformed rates, from the bench's own evaluation loop."""
     context = PredictorContext(data_dir=Path(data_dir), max_new_tokens=config.max_new_tokens)
+    use_cpu_threads(config.cpt.model)  # generation is as thread-bound as training
     specs = {variant: f"hf_local:{folder}" for variant, folder in folders.items()}
     specs[BASELINE] = BASELINE
     rows = []

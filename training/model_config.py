@@ -85,11 +85,16 @@ def stop_token_ids(tokenizer: PreTrainedTokenizerFast) -> list[int]:
     return ids
 
 
+def use_cpu_threads(config: ModelConfig) -> None:
+    """Set torch's CPU thread count (process-wide) when the model runs on the CPU."""
+    if config.cpu_threads and config.torch_device == "cpu":
+        torch.set_num_threads(config.cpu_threads)
+
+
 def new_model(config: ModelConfig, tokenizer: PreTrainedTokenizerFast) -> PreTrainedModel:
     """A freshly initialised model (seeded) sized for the tokenizer, or the local checkpoint."""
     torch.manual_seed(config.seed)
-    if config.cpu_threads and config.torch_device == "cpu":
-        torch.set_num_threads(config.cpu_threads)
+    use_cpu_threads(config)
     if config.checkpoint:
         return _with_stop_tokens(load_model(Path(config.checkpoint), config), tokenizer)
     llama = LlamaConfig(
