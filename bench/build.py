@@ -115,7 +115,8 @@ def sample_id(domain: str, trajectory_id: str, turn_index: int) -> str:
     return f"{domain}-{digest}"
 
 
-def _initial_state(domain: str, metadata: str | None) -> str:
+def initial_state(domain: str, metadata: str | None) -> str:
+    """The screen before the first action of a GUI trajectory (from the reader's metadata)."""
     if domain not in GUI_DOMAINS or not metadata:
         return ""
     values = json.loads(metadata)
@@ -147,7 +148,7 @@ def _samples(con: duckdb.DuckDBPyConnection, domain: str, targets: list[tuple[st
                         turn_idx=turn_index + 1, total_turns=max(n_turns, len(turns)),
                         trajectory_id=current, source=source,
                         task=task if domain in GUI_DOMAINS else "",
-                        initial_state=_initial_state(domain, metadata), category=category)
+                        initial_state=initial_state(domain, metadata), category=category)
             if row is None:
                 break
             current, turns = row[0], []

@@ -1,15 +1,24 @@
 """Tokenizer and cpt_corpus: round trips, special tokens, chat template, token weights that
-change exactly at turn boundaries, low-weight turns kept in the text, determinism."""
+change exactly at turn boundaries, low-weight turns kept in the text, determinism; training
+prompts laid out exactly as the bench sends them."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
 from split_data import curated_data
 
+from bench.build import BuildConfig, build_domain
+from bench.official import chat_messages
+from bench.predictors.messages import drop_oldest_turns, history_pairs
+from sources.storage import partition_path
 from training.cpt_corpus import CptCorpusConfig, build_cpt_corpus, episode_tokens, pack
 from training.render import messages, read_episodes, weighted_segments
+from training.reward import history_and_action
+from training.sft_split import SftConfig, build_sft_split
 from training.tokenizer import SPECIAL_TOKENS, TokenizerConfig, load_tokenizer, train_tokenizer
 
 DOMAINS = ["terminal", "web"]
@@ -40,7 +49,7 @@ def test_tokenizer_round_trips_and_has_the_special_tokens(tok):
 def test_chat_template_writes_the_render_layout(data, tok):
     episode = next(read_episodes(data, "terminal"))
     _, system = episode.system()
-    chat = tok.apply_chat_template(messages(system, episode.steps, None), tokenize=False)
+    chat = tok.apply_chat_template(messages(system, episode, 0, None), tokenize=False)
     pieces = "".join(text for text, _ in weighted_segments(episode, system))
     assert pieces == chat + "<eos>"
 
@@ -109,3 +118,28 @@ def test_tokenizer_training_is_deterministic(data, tmp_path):
     train_tokenizer(data, tmp_path / "again", DOMAINS, SMALL)
     assert ((tmp_path / "again" / "tokenizer.json").read_bytes()
             == (data / "tokenizer" / "tokenizer.json").read_bytes())
+
+
+def test_sft_prompts_are_the_bench_rendering_of_the_same_turn(data, tok):
+    """An SFT prompt is the bench's chat_messages for the same turn (its system prompt aside),
+    with the oldest turns dropped to fit: train-time and bench-time prompts look the same."""
+    build_sft_split(data, tok, DOMAINS, SftConfig(max_prompt_tokens=1500))
+    gui_prompts = 0
+    for domain in DOMAINS:
+        train_ids = [e.trajectory_id for e in read_episodes(data, domain)]
+        bench, _ = build_domain(data, domain, BuildConfig(counts={domain: 100_000}), train_ids)
+        by_turn = {(s.trajectory_id, s.turn_idx - 1): s for s in bench}
+        rows = pq.read_table(partition_path(data, "sft_split", domain)).to_pylist()
+        assert rows
+        for row in rows:
+            prompt = row["messages"][:-1]
+            sample = by_turn[row["trajectory_id"], row["turn_index"]]
+            expected = chat_messages(replace(sample, system_prompt=prompt[0]["content"]))
+            assert prompt == drop_oldest_turns(expected,
+                                               history_pairs(expected) - history_pairs(prompt))
+            # the RL reward reads the raw turns back, as the bench's judges see them
+            kept = history_pairs(prompt)
+            assert history_and_action(prompt) == (
+                list(sample.history[len(sample.history) - kept:]), sample.current_action)
+            gui_prompts += "**Current State:**" in prompt[-1]["content"]
+    assert gui_prompts > 0  # the web prompts carry the task and the screen, as the bench's do

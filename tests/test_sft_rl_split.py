@@ -57,12 +57,15 @@ def test_rl_split_has_one_judgeable_turn_per_trajectory_under_the_cap(data, tok)
             assert step.judgeable and sample["reference_observation"] == step.observation
             prompt = sample["prompt"]
             assert prompt[0]["role"] == "system" and episode.task.strip() in prompt[0]["content"]
-            assert prompt[-1] == {"role": "user", "content": step.action}
+            position = episode.steps.index(step)
+            assert prompt[-1] == {"role": "user", "content": episode.rendered[position][0]}
+            assert prompt[-1]["content"].endswith(f"**Action:**\n{step.action}")
             # the history is the turns right before the target, the oldest ones dropped
             kept = (len(prompt) - 2) // 2
-            history = episode.steps[step.turn_index - kept:step.turn_index]
-            assert [m["content"] for m in prompt[1:-1]] == [
-                x for s in history for x in (s.action, s.observation)]
+            history = episode.rendered[position - kept:position]
+            assert [m["content"] for m in prompt[1:-1]] == [x for pair in history for x in pair]
+            assert all(m["content"].startswith("**Environment Observation:**\n")
+                       for m in prompt[2:-1:2])
             ids = tok.apply_chat_template(prompt, add_generation_prompt=True)["input_ids"]
             assert sample["prompt_tokens"] == len(ids) <= 400
             assert json.loads(sample["verifier"])["domain"] == domain

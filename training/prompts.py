@@ -1,8 +1,8 @@
 """Next-observation prompts under a token budget, and seeded choice of target turns.
 
 A prompt for target turn t is: the system message (prompt variant + task), the history
-(turns 0..t-1 replayed as user = action, assistant = observation), the current action as the
-last user message. When it is over `max_prompt_tokens` the oldest turns are dropped, whole,
+(turns 0..t-1 replayed in the bench's layout, `render.Episode.rendered`), the current action as
+the last user message. When it is over `max_prompt_tokens` the oldest turns are dropped, whole,
 until it fits; the system message and the current action always stay. A prompt that does not
 fit even without history is skipped and counted, so the cap always holds.
 
@@ -62,7 +62,7 @@ class PromptBuilder:
     def prefetch(self, last: int) -> None:
         """Count the messages of steps[:last + 1] in one batch (both cores), when most of them
         will be read anyway (a budget larger than their bytes: a token is at least a byte)."""
-        texts = [t for s in self.episode.steps[:last + 1] for t in (s.action, s.observation)]
+        texts = [t for pair in self.episode.rendered[:last + 1] for t in pair]
         if sum(len(t.encode()) for t in texts) > self.max_prompt_tokens:
             return
         todo = sorted({t for t in texts if t not in self._counts})
@@ -78,20 +78,20 @@ class PromptBuilder:
 
     def build(self, position: int, system: str) -> Prompt | None:
         """The prompt predicting steps[position]; None when even no history is over budget."""
-        steps = self.episode.steps
-        fixed = (self.count(system) + self.count(steps[position].action)
+        turns = self.episode.rendered
+        fixed = (self.count(system) + self.count(turns[position][0])
                  + 2 * TOKENS_PER_MESSAGE + GENERATION_PROMPT)
         if fixed > self.max_prompt_tokens:
             return None
         total, first = fixed, position
         while first > 0:
-            step = steps[first - 1]
-            cost = self.count(step.action) + self.count(step.observation) + 2 * TOKENS_PER_MESSAGE
+            user, assistant = turns[first - 1]
+            cost = self.count(user) + self.count(assistant) + 2 * TOKENS_PER_MESSAGE
             if total + cost > self.max_prompt_tokens:
                 break
             total += cost
             first -= 1
-        return Prompt(messages(system, steps[first:position], steps[position].action),
+        return Prompt(messages(system, self.episode, first, position),
                       total, position - first, first)
 
     def answer_tokens(self, *parts: str, special: int = 0) -> int:

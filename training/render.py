@@ -4,8 +4,11 @@ An `Episode` is a trajectory with its turns (action, observation, observation fo
 turn's category and loss weight from turn_labels, read in a stable order (trajectory_id, then
 turn_index) one trajectory at a time. The chat layout is the one the tokenizer's chat template
 writes (tokenizer.CHAT_TEMPLATE): `<|role|>content<|end|>` per message, a world-model system
-prompt (one of the 10 variants, with the task), then the history replayed as user = action,
-assistant = observation, as AgentWorldBench replays it.
+prompt (one of the 10 variants, with the task), then the history replayed exactly as the bench
+sends it (`bench.official`: user = "### Turn N\n**Action:**\n<action>", GUI turns with the task
+and the screen before the action; assistant = "**Environment Observation:**\n<observation>"),
+so a trained model sees at bench time the layout it was trained on. Only the system prompt
+differs: training draws one of 10 variants so the model does not depend on one wording.
 
 `weighted_segments` cuts that same text into pieces with a loss weight each: the system prompt
 and the actions weigh `action_weight` (1.0: the context is text too), an observation (its role
@@ -18,11 +21,15 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import duckdb
 
+from bench.build import initial_state
+from bench.official import render_prompt, render_response
 from bench.predictors.messages import conversation
+from bench.sample import GUI_DOMAINS, BenchSample
 from sources.storage import load_sql, partition_path
 from training.prompt_variants import system_prompt, variant_for
 
@@ -60,6 +67,7 @@ class Episode:
     domain: str
     task: str
     steps: tuple[Step, ...]
+    initial_state: str = ""  # GUI domains: the screen before the first action
 
     def formats(self) -> list[str]:
         return [s.observation_format for s in self.steps]
@@ -68,6 +76,27 @@ class Episode:
         """(variant, system prompt), the variant by a stable hash of `key` (default: the id)."""
         variant = variant_for(key or self.trajectory_id, seed)
         return variant, system_prompt(variant, self.domain, self.task, self.formats())
+
+    def bench_sample(self, position: int, system: str) -> BenchSample:
+        """The bench sample predicting steps[position] (the whole history before it), as
+        bench.build makes one from a bench-pool trajectory."""
+        step = self.steps[position]
+        return BenchSample(
+            domain=self.domain, id=f"{self.trajectory_id}:{step.turn_index}",
+            history=[(s.action, s.observation) for s in self.steps[:position]],
+            current_action=step.action, reference=step.observation, system_prompt=system,
+            turn_idx=position + 1, total_turns=len(self.steps),
+            trajectory_id=self.trajectory_id, source="",
+            task=self.task if self.domain in GUI_DOMAINS else "",
+            initial_state=self.initial_state, category=step.category)
+
+    @cached_property
+    def rendered(self) -> tuple[tuple[str, str], ...]:
+        """(user, assistant) text of every turn in the bench's layout: turn k's prompt does not
+        depend on which later turn is the target, so one rendering serves every prompt."""
+        whole = self.bench_sample(len(self.steps) - 1, "")
+        return tuple((render_prompt(whole, k + 1), render_response(step.observation))
+                     for k, step in enumerate(self.steps))
 
 
 def read_episodes(data_dir: Path, domain: str, pool: str = "train") -> Iterator[Episode]:
@@ -111,14 +140,18 @@ def _episode(domain: str, rows: list[dict]) -> Episode:
                        r["observation_format"] or "", r["category"], float(r["loss_weight"]),
                        r["exit_code"], r["is_error"], r["action_kind"] or "",
                        r["tool_name"] or "") for r in rows)
-    return Episode(rows[0]["trajectory_id"], domain, rows[0]["task"] or "", steps)
+    return Episode(rows[0]["trajectory_id"], domain, rows[0]["task"] or "", steps,
+                   initial_state(domain, rows[0]["metadata"]))
 
 
-def messages(system: str, steps: tuple[Step, ...] | list[Step], current_action: str | None
+def messages(system: str, episode: Episode, first: int, target: int | None
              ) -> list[dict[str, str]]:
-    """System, the steps replayed (user = action, assistant = observation), then the current
-    action as the last user message when given (the bench's layout, raw texts)."""
-    return conversation(system, ((s.action, s.observation) for s in steps), current_action)
+    """System, turns first..target-1 replayed (bench layout: user = rendered action,
+    assistant = rendered observation), then turn `target`'s action as the last user message
+    (target None: every turn from `first`, no current action)."""
+    end = len(episode.steps) if target is None else target
+    current = None if target is None else episode.rendered[target][0]
+    return conversation(system, episode.rendered[first:end], current)
 
 
 def weighted_segments(episode: Episode, system: str, action_weight: float = 1.0
@@ -126,8 +159,8 @@ def weighted_segments(episode: Episode, system: str, action_weight: float = 1.0
     """The episode's chat text (as the chat template writes it, then <eos>) in weighted
     pieces; a token takes the weight of the piece it starts in."""
     pieces = [(f"<|system|>{system}{END}", action_weight)]
-    for step in episode.steps:
-        pieces.append((f"<|user|>{step.action}{END}", action_weight))
-        pieces.append((f"<|assistant|>{step.observation}{END}", step.loss_weight))
+    for step, (user, assistant) in zip(episode.steps, episode.rendered, strict=True):
+        pieces.append((f"<|user|>{user}{END}", action_weight))
+        pieces.append((f"<|assistant|>{assistant}{END}", step.loss_weight))
     pieces.append((EOS, action_weight))
     return pieces

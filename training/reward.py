@@ -1,8 +1,9 @@
 """The RL reward: the bench's hybrid reward on one completion for one rl_split row.
 
-rl_split prompts are the chat messages system + history (user = action, assistant =
-observation) + current action; the bench wants the history as (action, observation) pairs and
-the current action apart, and the verifier spec as a mapping (the row holds it as JSON text).
+rl_split prompts are the chat messages system + history + current action in the bench's
+layout (user = "### Turn N\n**Action:**\n...", assistant = "**Environment Observation:**\n...");
+the judges want the raw history as (action, observation) pairs and the current action apart, as
+a BenchSample holds them, and the verifier spec as a mapping (the row holds it as JSON text).
 """
 
 from __future__ import annotations
@@ -11,10 +12,13 @@ import json
 from typing import Any
 
 from bench.reward import hybrid_reward
+from sources.readers.agentworldbench import split_prompt, strip_observation
 
 
 def history_and_action(prompt: list[dict[str, str]]) -> tuple[list[tuple[str, str]], str]:
-    """(action, observation) pairs of the replayed history, and the current action."""
+    """Raw (action, observation) pairs of the replayed history, and the raw current action
+    (the bench's turn header, sections and observation marker removed, as bench.official
+    imports them)."""
     turns = [message for message in prompt if message["role"] != "system"]
     if not turns or turns[-1]["role"] != "user":
         raise ValueError(f"rl prompt must end with the current action as a user message: "
@@ -22,8 +26,9 @@ def history_and_action(prompt: list[dict[str, str]]) -> tuple[list[tuple[str, st
     history = []
     for before, after in zip(turns[:-1], turns[1:-1], strict=False):
         if before["role"] == "user" and after["role"] == "assistant":
-            history.append((before["content"], after["content"]))
-    return history, turns[-1]["content"]
+            history.append((split_prompt(before["content"])[0],
+                            strip_observation(after["content"])))
+    return history, split_prompt(turns[-1]["content"])[0]
 
 
 def hybrid_scorer(row: dict[str, Any], completion: str) -> float:

@@ -36,8 +36,9 @@ RL_SCHEMA = pa.schema([
     ("verifier", pa.string()), ("prompt_tokens", pa.int32()),
 ])
 RL_COLUMN_DOCS = {
-    "prompt": "system (a prompt variant with the task), history as user = action / assistant = "
-              "observation (oldest turns dropped to fit the budget), the current action",
+    "prompt": "system (a prompt variant with the task), history in the bench's layout (user = "
+              "'### Turn N / **Action:**', assistant = '**Environment Observation:**'; oldest "
+              "turns dropped to fit the budget), the current action",
     "reference_observation": "the real next observation",
     "domain": "domain partition",
     "trajectory_id": "the train trajectory",

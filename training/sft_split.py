@@ -34,8 +34,9 @@ SFT_SCHEMA = pa.schema([
     ("reasoning_source", pa.string()),
 ])
 SFT_COLUMN_DOCS = {
-    "messages": "system (a prompt variant with the task), history as user = action / "
-                "assistant = observation, the current action, then the assistant target "
+    "messages": "system (a prompt variant with the task), history in the bench's layout "
+                "(user = '### Turn N / **Action:**', assistant = '**Environment Observation:**'"
+                "), the current action, then the assistant target "
                 "<think>...</think><predicted_observation>...</predicted_observation>",
     "domain": "domain partition",
     "trajectory_id": "the train trajectory the sample comes from",
