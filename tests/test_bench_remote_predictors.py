@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from bench.endpoint import EndpointConfig
+from bench.official import chat_messages
 from bench.predictors.base import PredictorContext, build_predictor
 from bench.predictors.hf_local import HfLocalConfig, HfLocalPredictor
 from bench.predictors.openai_compatible import (
@@ -77,6 +78,29 @@ def test_hf_local_drops_the_oldest_turns_of_a_too_long_history(tiny_model_dir): 
     assert predictor.name == "hf_local:tiny_lm"
     assert len(predictor.predict([long])) == 1
     assert predictor.stats.trimmed_samples == 1 and 0 < predictor.stats.dropped_turns < 250
+
+
+def test_hf_local_cuts_or_fails_a_prompt_longer_than_the_context_per_sample(tiny_model_dir):  # noqa: F811
+    screen = "".join(f"[{k}] button 'Item {k}' clickable\n" for k in range(3000))
+    too_long_screen = BenchSample(
+        domain="web", id="web-long", history=[], current_action="click [7]",
+        reference=screen, system_prompt="You simulate a browser.", turn_idx=1, total_turns=2,
+        trajectory_id="w1", source="test", task="Open item 7", initial_state=screen)
+    too_long_system = terminal_sample(3, history_turns=1)
+    too_long_system = BenchSample(**{**vars(too_long_system), "id": "terminal-sys",
+                                     "system_prompt": "You simulate a shell. " * 6000})
+    predictor = HfLocalPredictor(HfLocalConfig(tiny_model_dir, batch_size=2,
+                                               max_new_tokens=MAX_TOKENS, dtype="float32"))
+    assert predictor.model.prompt_tokens(chat_messages(too_long_screen)) > 8192
+    outputs = predictor.predict([too_long_screen, SAMPLES[1], too_long_system])
+    assert len(outputs) == 3 and outputs[2] == ""  # not generated: scored as malformed
+    assert predictor.stats.cut_samples == 1 and predictor.stats.failed_samples == 1
+    assert outputs[1] == HfLocalPredictor(HfLocalConfig(tiny_model_dir, max_new_tokens=MAX_TOKENS),
+                                          model=predictor.model).predict([SAMPLES[1]])[0]
+    kept = predictor._fit(chat_messages(too_long_screen))
+    assert kept[0]["content"] == "You simulate a browser."
+    assert kept[-1]["content"].endswith("**Action:**\nclick [7]")
+    assert len(kept[-1]["content"]) < len(chat_messages(too_long_screen)[-1]["content"])
 
 
 def test_openai_compatible_against_serve_matches_hf_local(served, tiny_model_dir, tmp_path):  # noqa: F811

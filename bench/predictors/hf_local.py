@@ -3,7 +3,11 @@
 Each sample is sent in the official message layout through the folder's own chat template;
 samples of similar length share a padded batch (less padding), and outputs come back in input
 order. Deterministic: batch b is generated with seed + b, and the batching depends only on the
-samples, so the same samples, model and settings give the same text.
+samples, so the same samples, model and settings give the same text. A prompt too long for the
+model's context loses its oldest turns, then (a GUI screen alone can be longer than a tiny
+model's context) the left part of its current prompt; a sample whose system prompt and action
+alone do not fit is not generated: its output is empty (scored as malformed), counted in
+`stats.failed_samples`, and the run goes on.
 """
 
 from __future__ import annotations
@@ -19,7 +23,12 @@ from tqdm import tqdm
 from bench.local_model import LocalChatModel, SamplingSettings
 from bench.official import chat_messages
 from bench.predictors.base import PredictorContext
-from bench.predictors.messages import Messages, fit_messages
+from bench.predictors.messages import (
+    Messages,
+    cut_current_prompt,
+    fit_messages,
+    history_pairs,
+)
 from bench.sample import BenchSample
 
 
@@ -46,6 +55,8 @@ class HfLocalStats:
     batches: int = 0
     trimmed_samples: int = 0  # samples whose oldest turns were dropped to fit the context
     dropped_turns: int = 0
+    cut_samples: int = 0  # samples whose current prompt was cut from the left to fit
+    failed_samples: int = 0  # samples that fit in no way: empty output (malformed)
     prompt_tokens: int = 0
     completion_tokens: int = 0
     seconds: float = 0.0
@@ -79,8 +90,9 @@ class HfLocalPredictor:
     def predict(self, samples: Sequence[BenchSample]) -> list[str]:
         start = time.perf_counter()
         conversations = [self._fit(chat_messages(sample)) for sample in samples]
-        lengths = [self.model.prompt_tokens(c) for c in conversations]
-        order = sorted(range(len(samples)), key=lambda i: (lengths[i], i))
+        lengths = [self.model.prompt_tokens(c) if c is not None else 0 for c in conversations]
+        order = sorted((i for i, c in enumerate(conversations) if c is not None),
+                       key=lambda i: (lengths[i], i))
         outputs: list[str] = [""] * len(samples)
         size = self.config.batch_size
         bar = tqdm(total=len(samples), desc=self.name, unit=" samples",
@@ -96,6 +108,7 @@ class HfLocalPredictor:
             self.stats.batches += 1
             bar.update(len(chosen))
         bar.close()
+        self.stats.failed_samples += conversations.count(None)
         self.stats.samples += len(samples)
         self.stats.seconds += time.perf_counter() - start
         return outputs
@@ -105,14 +118,23 @@ class HfLocalPredictor:
                                 temperature=self.config.temperature, top_p=self.config.top_p,
                                 seed=seed)
 
-    def _fit(self, messages: Messages) -> Messages:
-        """Drop the oldest turns until the prompt leaves room to answer."""
+    def _fit(self, messages: Messages) -> Messages | None:
+        """Drop the oldest turns, then cut the current prompt from the left, until the prompt
+        leaves room to answer; None when the system prompt and the action alone are too long."""
         context = self.model.context_length
         if context is None:
             return messages
         limit = context - min(self.config.max_new_tokens, context // 2)
-        fitted, dropped = fit_messages(messages, lambda m: self.model.prompt_tokens(m) <= limit)
+
+        def fits(candidate: Messages) -> bool:
+            return self.model.prompt_tokens(candidate) <= limit
+
+        fitted, dropped = fit_messages(messages, fits)
         if dropped:
             self.stats.trimmed_samples += 1
             self.stats.dropped_turns += dropped
-        return fitted
+        if dropped < history_pairs(messages) or fits(fitted):
+            return fitted
+        cut = cut_current_prompt(fitted, fits)
+        self.stats.cut_samples += cut is not None
+        return cut

@@ -4,6 +4,8 @@ A sample's messages are system, then each earlier turn as a user (action) / assi
 (observation) pair, then the current action (`bench.official.chat_messages`). When that is too
 long for the model, the oldest pairs go first: the most recent turns carry the state the next
 observation depends on. Turn headers keep their original numbers, so the gap stays visible.
+When even the current prompt alone is too long (a GUI prompt holds a whole screen), its text is
+cut from the left, keeping the system prompt and the current action (`cut_current_prompt`).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 
 Messages = list[dict[str, str]]
+ACTION_SECTION = "**Action:**"  # the official prompt's last section: the action itself
 
 
 def conversation(system: str, turns: Iterable[tuple[str, str]], current: str | None
@@ -58,3 +61,26 @@ def fit_messages(messages: Sequence[dict[str, str]], fits: Callable[[Messages], 
         else:
             low = middle + 1
     return drop_oldest_turns(full, high), high
+
+
+def cut_current_prompt(messages: Sequence[dict[str, str]], fits: Callable[[Messages], bool]
+                       ) -> Messages | None:
+    """The messages with the last (current) prompt cut from the left to the longest suffix that
+    `fits`, never shorter than its "**Action:**" section (the whole text when it has none);
+    None when even that does not fit (the caller marks the sample failed)."""
+    head, content = list(messages[:-1]), messages[-1]["content"]
+
+    def keeping(chars: int) -> Messages:
+        return [*head, {**messages[-1], "content": content[len(content) - chars:]}]
+
+    marker = content.rfind(ACTION_SECTION)
+    low, high = (len(content) - marker if marker >= 0 else len(content)), len(content)
+    if not fits(keeping(low)):
+        return None
+    while low < high:  # invariant: keeping `low` characters fits
+        middle = (low + high + 1) // 2
+        if fits(keeping(middle)):
+            low = middle
+        else:
+            high = middle - 1
+    return keeping(low)
