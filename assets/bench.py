@@ -21,6 +21,7 @@ from assets.splits import domain_tables_metadata
 from assets.table_metadata import check_result, records_table
 from bench import checks
 from bench.build import BuildConfig, build_domain
+from bench.compare import MODEL_PREFIX, head_to_head, short_name, standing
 from bench.evaluate import (
     PREDICTION_COLUMN_DOCS,
     PREDICTION_SCHEMA,
@@ -35,6 +36,7 @@ from bench.leaderboard import leaderboard_rows, to_markdown, write_leaderboard
 from bench.official import write_official
 from bench.predictors.base import PredictorContext, build_predictor
 from bench.prompts import PROMPT_VERSION
+from bench.sample import first_per_domain
 from bench.scoring import AXES, OFFICIAL_COUNTS
 from bench.store import (
     BENCH_COLUMN_DOCS,
@@ -46,6 +48,7 @@ from bench.store import (
     write_samples,
 )
 from sources.schema import DOMAINS
+from sources.storage import atomic_path
 
 GROUP = "bench"
 PREDICTIONS, SCORES = "bench_predictions", "bench_scores"
@@ -70,11 +73,14 @@ class BenchSettings(dg.Config):
 
 class PredictorSettings(dg.Config):
     """Predictor specs to run; with include_models, every {data}/models/<name>/ folder that
-    holds a config.json also runs as hf_local:<folder>."""
+    holds a config.json (the trained models and untrained_model) also runs as
+    hf_local:<folder>, on the first model_samples_per_domain samples of each domain by id
+    (0: all; generation is slow on a CPU), with at most max_new_tokens tokens per answer."""
 
     predictors: list[str] = ["copy_last", "empty", "retrieval"]
     include_models: bool = True
     max_new_tokens: int = 256
+    model_samples_per_domain: int = 10
 
 
 @dg.asset(group_name=GROUP, deps=["trajectory_split", "turn_labels", "scrubbed_turns"],
@@ -131,31 +137,48 @@ def predictor_specs(settings: PredictorSettings, data_dir: Path) -> list[str]:
     return specs
 
 
-@dg.asset(group_name=GROUP, deps=[BENCH_TABLE, "cpt_model", "sft_model", "rl_model"])
+def model_stats(predictor: object) -> dict[str, int]:
+    """A local model's prompt fitting counts (samples trimmed, cut, failed), else nothing."""
+    stats = getattr(predictor, "stats", None)
+    return {k: getattr(stats, k) for k in ("trimmed_samples", "cut_samples", "failed_samples")
+            if hasattr(stats, k)}
+
+
+@dg.asset(group_name=GROUP, deps=[BENCH_TABLE, "untrained_model", "cpt_model", "sft_model",
+                                  "rl_model"])
 def bench_predictions(context: dg.AssetExecutionContext, config: PredictorSettings,
                       storage: WorldtraceStorage) -> dg.MaterializeResult:
     """The raw output of every configured predictor for every bench sample (baselines
-    copy_last, empty, retrieval; the trained models in {data}/models via hf_local)."""
+    copy_last, empty, retrieval), and of every model in {data}/models via hf_local (the
+    trained cpt_model, sft_model, rl_model and the untrained floor) on a stable per-domain
+    subset."""
     samples = read_samples(storage.data_path)
+    subset = (first_per_domain(samples, config.model_samples_per_domain)
+              if config.model_samples_per_domain else samples)
     predictor_context = PredictorContext(data_dir=storage.data_path,
                                          max_new_tokens=config.max_new_tokens)
     rows, speed = [], []
     for spec in predictor_specs(config, storage.data_path):
         predictor = build_predictor(spec, predictor_context)
+        asked = subset if spec.startswith(MODEL_PREFIX) else samples
         started = time.perf_counter()
-        outputs = predict(predictor, samples)
+        outputs = predict(predictor, asked)
         seconds = time.perf_counter() - started
         rows += [{"id": s.id, "domain": s.domain, "source": s.source, "predictor": predictor.name,
-                  "output": output} for s, output in zip(samples, outputs, strict=True)]
-        speed.append({"predictor": predictor.name, "samples": len(samples),
+                  "output": output} for s, output in zip(asked, outputs, strict=True)]
+        speed.append({"predictor": predictor.name, "samples": len(asked),
                       "seconds": round(seconds, 2),
-                      "samples_per_s": round(len(samples) / max(seconds, 1e-9), 1)})
-        context.log.info(f"{predictor.name}: {len(samples)} samples in {seconds:.1f}s")
+                      "samples_per_s": round(len(asked) / max(seconds, 1e-9), 1),
+                      **model_stats(predictor)})
+        context.log.info(f"{predictor.name}: {len(asked)} samples in {seconds:.1f}s")
     write_rows(rows, storage.data_path, PREDICTIONS, PREDICTION_SCHEMA)
     return dg.MaterializeResult(metadata={
         **domain_tables_metadata(storage.data_path, PREDICTIONS, PREDICTION_COLUMN_DOCS,
                                  ["id", "predictor", "output"]),
         "predictors": dg.MetadataValue.md(records_table(speed)),
+        "model_samples_per_domain": config.model_samples_per_domain,
+        "model_samples": len(subset),
+        "max_new_tokens": config.max_new_tokens,
     })
 
 
@@ -193,9 +216,11 @@ def leaderboard(context: dg.AssetExecutionContext, storage: WorldtraceStorage
     """Our predictor runs with the published table's columns (MCP, Search, Terminal, SWE,
     Android, Web, OS, Overall = macro mean), plus micro mean, malformed and echo rates, beside
     the published rows (marked published): CSV, Markdown and a PNG chart in {data}/leaderboard."""
-    summaries = summarize(read_rows(storage.data_path, SCORES))
+    scores = read_rows(storage.data_path, SCORES)
+    summaries = summarize(scores)
     rows = leaderboard_rows(summaries, RUBRIC_JUDGE)
     paths = write_leaderboard(rows, storage.data_path / "leaderboard")
+    comparison = models_comparison(scores, storage.data_path / "leaderboard")
     chart = base64.b64encode(paths["png"].read_bytes()).decode()
     for summary in summaries:
         context.log.info(f"{summary.predictor}: overall {summary.overall.macro:.2f}")
@@ -206,4 +231,38 @@ def leaderboard(context: dg.AssetExecutionContext, storage: WorldtraceStorage
         "csv": dg.MetadataValue.path(str(paths["csv"])),
         "png": dg.MetadataValue.path(str(paths["png"])),
         **{f"overall_{s.predictor}": round(s.overall.macro, 2) for s in summaries},
+        **comparison,
     })
+
+
+UNTRAINED = f"{MODEL_PREFIX}untrained_model"
+BASELINES = ("copy_last", "empty", "retrieval")
+
+
+def models_comparison(scores: list[dict], out_dir: Path) -> dict:
+    """Each trained model against untrained_model and the baselines on the samples they all
+    share (bench.compare), as metadata and models_vs_baselines.md; empty without models."""
+    present = {row["predictor"] for row in scores}
+    trained = sorted(p for p in present if p.startswith(MODEL_PREFIX) and p != UNTRAINED)
+    if not trained or UNTRAINED not in present or "copy_last" not in present:
+        return {}
+    compared = [*trained, UNTRAINED, *(b for b in BASELINES if b in present)]
+    table = head_to_head(scores, compared)
+    rounded = [{k: round(v, 2) if isinstance(v, float) else v for k, v in row.items()}
+               for row in table]
+    score_columns = ["domain", "samples", *map(short_name, compared)]
+    format_columns = ["domain", *(f"{short_name(p)} format" for p in [*trained, UNTRAINED])]
+    lines = [standing(table, model, UNTRAINED, "copy_last") for model in trained]
+    text = (f"Scores (0..100) on the samples every compared predictor answered:\n\n"
+            f"{to_markdown(rounded, score_columns)}\n\nFormat axis (0..100):\n\n"
+            f"{to_markdown(rounded, format_columns)}\n\n" + "\n".join(f"- {x}" for x in lines))
+    with atomic_path(out_dir / "models_vs_baselines.md") as tmp:
+        tmp.write_text(text + "\n", encoding="utf-8")
+    overall = table[-1]
+    return {"models_vs_baselines": dg.MetadataValue.md(text),
+            **{f"{short_name(m)}_minus_untrained": round(overall[short_name(m)]
+                                                         - overall[short_name(UNTRAINED)], 2)
+               for m in trained},
+            **{f"{short_name(m)}_minus_copy_last": round(overall[short_name(m)]
+                                                         - overall["copy_last"], 2)
+               for m in trained}}

@@ -42,8 +42,8 @@ class RolloutSettings(dg.Config):
     max_new_tokens: int = 128
 
 
-@dg.asset(group_name="bench", deps=[BENCH_TABLE, "raw_turns", "cpt_model", "sft_model",
-                                     "rl_model"])
+@dg.asset(group_name="bench", deps=[BENCH_TABLE, "raw_turns", "untrained_model", "cpt_model",
+                                     "sft_model", "rl_model"])
 def bench_rollout(context: dg.AssetExecutionContext, config: RolloutSettings,
                   storage: WorldtraceStorage) -> dg.MaterializeResult:
     """Free-running mode: each predictor's own predictions fed back for `depth` steps; the score

@@ -20,11 +20,11 @@ from assets.splits import (
     tokenizer,
     trajectory_split,
 )
-from assets.training import ablation_table, cpt_model, rl_model, sft_model
+from assets.training import ablation_table, cpt_model, rl_model, sft_model, untrained_model
 
 ASSETS = [generated_traces, raw_traces, turn_features, turn_labels, trajectory_dedup,
           scrubbed_traces, trajectory_split, tokenizer, cpt_corpus, sft_split, rl_split,
-          rl_split_all_turns, cpt_model, sft_model, rl_model,
+          rl_split_all_turns, untrained_model, cpt_model, sft_model, rl_model,
           agentworldbench, bench_predictions, bench_scores, leaderboard, bench_rollout,
           dataset_release]
 
@@ -32,7 +32,7 @@ ASSETS = [generated_traces, raw_traces, turn_features, turn_labels, trajectory_d
 # (bench_job, from assets/jobs.py) measures them and the baselines over all domains at once.
 models_job = dg.define_asset_job(
     "models_job",
-    selection=dg.AssetSelection.assets(cpt_model, sft_model, rl_model),
+    selection=dg.AssetSelection.assets(untrained_model, cpt_model, sft_model, rl_model),
     description="CPT -> SFT -> RL (GSPO) on the split tables of all domains, once.",
 )
 

@@ -14,15 +14,17 @@ from pathlib import Path
 from typing import TypeVar
 
 import dagster as dg
+from transformers import AutoModelForCausalLM
 
 from assets.resources import WorldtraceStorage
 from assets.table_metadata import records_table
 from training.ablation import bench_samples, configure, markdown, run_ablation, write_table
 from training.cpt import CptConfig
 from training.gspo import GspoConfig
+from training.model_config import parameter_count
 from training.reward import hybrid_scorer
 from training.sft import SftConfig
-from training.stages import model_dir, run_cpt, run_rl, run_sft, with_steps
+from training.stages import model_dir, run_cpt, run_rl, run_sft, save_untrained, with_steps
 from training.training_log import PLOT_FILE, TrainingLog
 
 GROUP = "training"
@@ -75,6 +77,21 @@ def _result(context: dg.AssetExecutionContext, log: TrainingLog, folder: Path
             ) -> dg.MaterializeResult:
     context.log.info(log.summary())
     return dg.MaterializeResult(metadata=training_metadata(log, folder))
+
+
+@dg.asset(group_name=GROUP, deps=["tokenizer"])
+def untrained_model(context: dg.AssetExecutionContext, storage: WorldtraceStorage
+                    ) -> dg.MaterializeResult:
+    """The model cpt_model starts from, untrained: the same architecture and tokenizer,
+    randomly initialised (seeded). The bench scores it beside the trained models, so "the
+    trained model beats the untrained one" is measured, not assumed."""
+    config = CptConfig().model
+    folder = save_untrained(storage.data_path, config)
+    parameters = parameter_count(AutoModelForCausalLM.from_pretrained(str(folder)))
+    context.log.info(f"untrained {config} ({parameters:,} parameters) at {folder}")
+    return dg.MaterializeResult(metadata={"model_dir": dg.MetadataValue.path(str(folder)),
+                                          "model": str(config), "parameters": parameters,
+                                          "seed": config.seed})
 
 
 @dg.asset(group_name=GROUP, deps=["tokenizer", "cpt_corpus"])

@@ -58,3 +58,15 @@ class BenchSample:
         """The observation right before the current action ("" on the first turn of a text
         domain; the initial screen on the first turn of a GUI domain)."""
         return self.history[-1][1] if self.history else self.initial_state
+
+
+def first_per_domain(samples: Sequence[BenchSample], per_domain: int) -> list[BenchSample]:
+    """At most `per_domain` samples of each domain, the first by id (ids are hashes of the
+    target turn, so a stable, unbiased subset), ordered by domain and id."""
+    kept: dict[str, int] = {}
+    chosen = []
+    for sample in sorted(samples, key=lambda s: (s.domain, s.id)):
+        if kept.get(sample.domain, 0) < per_domain:
+            kept[sample.domain] = kept.get(sample.domain, 0) + 1
+            chosen.append(sample)
+    return chosen

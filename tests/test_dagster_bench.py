@@ -15,6 +15,7 @@ from bench.official import read_official
 from bench.store import official_dir, read_samples
 from sources.schema import DOMAINS
 from sources.storage import partition_path
+from tests.tiny_lm import build_tiny_model
 from training.split import SplitConfig, split_trajectories
 
 
@@ -22,12 +23,17 @@ def test_bench_assets_build_predict_score_and_rank(bench_corpus: Path, tmp_path:
     data = tmp_path / "data"
     shutil.copytree(bench_corpus, data)
     split_trajectories(data, DOMAINS, SplitConfig(bench_share=0.5))
+    # model folders as the training assets leave them (tiny, random: the rows must exist)
+    build_tiny_model(data / "models" / "untrained_model", seed=1)
+    build_tiny_model(data / "models" / "sft_model", seed=2)
     storage = WorldtraceStorage(data_dir=str(data))
     result = dg.materialize(
         [agentworldbench, bench_predictions, bench_scores, leaderboard],
         resources={"storage": storage},
         run_config={"ops": {"agentworldbench": {"config": {"per_domain": 5,
-                                                            "counts": {"os": 3}}}}},
+                                                            "counts": {"os": 3}}},
+                            "bench_predictions": {"config": {"model_samples_per_domain": 2,
+                                                             "max_new_tokens": 8}}}},
     )
     assert result.success
     failed = [c.check_name for c in result.get_asset_check_evaluations() if not c.passed]
@@ -40,30 +46,40 @@ def test_bench_assets_build_predict_score_and_rank(bench_corpus: Path, tmp_path:
     assert problems == [] and sorted(back, key=lambda s: s.id) == sorted(samples,
                                                                            key=lambda s: s.id)
     scores = pq.read_table(partition_path(data, "bench_scores", samples[0].domain)).to_pylist()
-    assert {row["predictor"] for row in scores} == {"copy_last", "empty", "retrieval"}
+    models = {"hf_local:sft_model", "hf_local:untrained_model"}
+    assert {row["predictor"] for row in scores} == {"copy_last", "empty", "retrieval", *models}
     assert all(0.0 <= row["score"] <= 100.0 for row in scores)
+    assert sum(row["predictor"] == "hf_local:sft_model" for row in scores) == 2  # the subset
 
     with (data / "leaderboard" / "leaderboard.csv").open(encoding="utf-8") as handle:
         rows = {row["predictor"]: row for row in csv.DictReader(handle)}
-    assert {"copy_last", "empty", "retrieval", "Qwen-AgentWorld-35B-A3B"} <= rows.keys()
+    assert {"copy_last", "empty", "retrieval", *models, "Qwen-AgentWorld-35B-A3B"} <= rows.keys()
+    assert int(rows["hf_local:untrained_model"]["samples"]) == 2 * len(
+        {s.domain for s in samples})
     assert rows["Qwen-AgentWorld-35B-A3B"]["kind"] == "published"
     assert float(rows["empty"]["Overall"]) < float(rows["copy_last"]["Overall"])
     assert (data / "leaderboard" / "leaderboard.png").stat().st_size > 1000
     events = {e.asset_key.to_user_string(): e for e in result.get_asset_materialization_events()}
     metadata = events["leaderboard"].materialization.metadata
     assert "| ours |" in metadata["leaderboard"].value
+    comparison = metadata["models_vs_baselines"].value
+    assert "sft_model format" in comparison and "untrained_model" in comparison
+    assert "sft_model_minus_untrained" in metadata and "sft_model_minus_copy_last" in metadata
+    assert (data / "leaderboard" / "models_vs_baselines.md").read_text().startswith("Scores")
 
 
 def test_trained_model_folders_join_the_predictors(tmp_path: Path) -> None:
     from assets.bench import PredictorSettings, predictor_specs
 
-    for name, has_config in (("sft_model", True), ("rl_model", True), ("notes", False)):
+    for name, has_config in (("sft_model", True), ("rl_model", True), ("notes", False),
+                             ("untrained_model", True)):
         (tmp_path / "models" / name).mkdir(parents=True)
         if has_config:
             (tmp_path / "models" / name / "config.json").write_text("{}", "utf-8")
     specs = predictor_specs(PredictorSettings(), tmp_path)
     assert specs == ["copy_last", "empty", "retrieval",
                      f"hf_local:{tmp_path / 'models' / 'rl_model'}",
-                     f"hf_local:{tmp_path / 'models' / 'sft_model'}"]
+                     f"hf_local:{tmp_path / 'models' / 'sft_model'}",
+                     f"hf_local:{tmp_path / 'models' / 'untrained_model'}"]
     assert predictor_specs(PredictorSettings(include_models=False), tmp_path) == [
         "copy_last", "empty", "retrieval"]

@@ -29,15 +29,15 @@ from typing import Any
 from bench.evaluate import run_predictor, summarize
 from bench.official import read_official
 from bench.predictors.base import PredictorContext, build_predictor
-from bench.sample import BenchSample
+from bench.sample import BenchSample, first_per_domain
 from sources.schema import DOMAINS
 from sources.storage import atomic_path, write_parquet
 from training.cpt import CptConfig
 from training.gspo import GspoConfig
-from training.model_config import load_tokenizer, new_model, use_cpu_threads
+from training.model_config import use_cpu_threads
 from training.reward import hybrid_scorer
 from training.sft import SftConfig
-from training.stages import model_dir, run_cpt, run_rl, run_sft, with_steps
+from training.stages import model_dir, run_cpt, run_rl, run_sft, save_untrained, with_steps
 from training.training_log import LOG_FILE
 
 PREFIX = "ablation"
@@ -56,11 +56,7 @@ class AblationConfig:
 
 
 def _untrained(data: Path, config: AblationConfig, name: str) -> None:
-    tokenizer = load_tokenizer(Path(data) / "tokenizer")
-    out = model_dir(data, name)
-    out.mkdir(parents=True, exist_ok=True)
-    new_model(config.cpt.model, tokenizer).save_pretrained(str(out))
-    tokenizer.save_pretrained(str(out))
+    save_untrained(data, config.cpt.model, name)
 
 
 def _name(variant: str) -> str:
@@ -197,11 +193,5 @@ def bench_samples(data_dir: Path, bench_dir: Path | None = None,
                                 "`worldtrace bench build`")
     samples, problems = read_official(folder)
     if per_domain is not None:
-        kept: dict[str, int] = {}
-        chosen = []
-        for sample in sorted(samples, key=lambda s: (s.domain, s.id)):
-            if kept.get(sample.domain, 0) < per_domain:
-                kept[sample.domain] = kept.get(sample.domain, 0) + 1
-                chosen.append(sample)
-        samples = chosen
+        samples = first_per_domain(samples, per_domain)
     return samples, problems

@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from sources.storage import PART_FILE
+from sources.storage import PART_FILE, atomic_path
 from training.cpt import CptConfig, read_cpt_corpus, train_cpt
 from training.gspo import GspoConfig, Scorer, read_rl_split, train_gspo
-from training.model_config import load_tokenizer
+from training.model_config import ModelConfig, load_tokenizer, new_model
 from training.runner import StepConfig
 from training.sft import SftConfig, read_rl_split_as_sft, read_sft_split, train_sft
 from training.training_log import TrainingLog
@@ -37,6 +37,17 @@ def partitions(data_dir: Path, table: str) -> list[Path]:
 
 def model_dir(data_dir: Path, name: str) -> Path:
     return Path(data_dir) / MODELS / name
+
+
+def save_untrained(data_dir: Path, config: ModelConfig, name: str = "untrained_model") -> Path:
+    """The model CPT starts from, untrained: the same architecture and tokenizer, initialised
+    with the config's seed, saved as a folder (the floor a trained model must rise above)."""
+    tokenizer = load_tokenizer(Path(data_dir) / "tokenizer")
+    out = model_dir(data_dir, name)
+    with atomic_path(out) as tmp:
+        new_model(config, tokenizer).save_pretrained(str(tmp))
+        tokenizer.save_pretrained(str(tmp))
+    return out
 
 
 def run_cpt(data_dir: Path, config: CptConfig, name: str = "cpt_model") -> TrainingLog:
