@@ -35,8 +35,12 @@ def test_summary_shows_rows_categories_and_where_things_are(traces_dir: Path,
                           partition_path(tmp_path, "turn_features", "swe"))
     label_turns(partition_path(tmp_path, "turn_features", "swe"),
                 partition_path(tmp_path, "turn_labels", "swe"), load_policy())
+    (tmp_path / "leaderboard").mkdir()
+    (tmp_path / "leaderboard" / "models_vs_baselines.md").write_text(
+        "Scores:\n\n| domain |\n\n- rl_model: 20.00 overall, +9.00 vs untrained_model\n")
     text = summary(tmp_path, [tmp_path / "releases" / "worldtrace-0.1.0"], 12, 0, 90.0,
                    "/home/x/.dagster_home")
+    assert "- rl_model: 20.00 overall, +9.00 vs untrained_model" in text.splitlines()
     turns = next(line for line in text.splitlines() if line.startswith("raw_turns"))
     rows = pq.read_metadata(partition_path(tmp_path, "raw_turns", "swe")).num_rows
     assert turns.split()[-1] == f"{rows:,}" and rows > 0

@@ -53,6 +53,11 @@ def summary(data_dir: Path, releases: list[Path], checks_passed: int, checks_fai
     if leaderboard.exists():
         parts += ["", "Bench scores (AgentWorldBench-style, 0-100):",
                   leaderboard.read_text(encoding="utf-8").strip()]
+    standing = data_dir / "leaderboard" / "models_vs_baselines.md"
+    if standing.exists():  # each trained model vs the untrained one and copy_last, same samples
+        parts += ["", "Trained models on the samples they share with the others:",
+                  *[line for line in standing.read_text(encoding="utf-8").splitlines()
+                    if line.startswith("- ")]]
     parts += ["", f"Data:     {data_dir}/<table>/domain=<d>/part-0.parquet"]
     parts += [f"Release:  {path}" for path in releases]
     parts += [f"UI:       make ui   (DAGSTER_HOME={dagster_home}) -> http://127.0.0.1:3000 "
