@@ -22,6 +22,7 @@ from assets.table_metadata import records_table
 from quality.release import ReleaseError
 from quality.release.build import ReleaseConfig, build_release
 from quality.release.manifest import MANIFEST, verify_release
+from sources.schema import DOMAINS
 
 PUBLISHED_ASSETS = ["scrubbed_trajectories", "scrubbed_turns", "turn_labels", "turn_features",
                     "scrub_findings", "trajectory_dedup", "trajectory_split", "sft_split",
@@ -72,7 +73,9 @@ def dataset_release(context: dg.AssetExecutionContext, config: ReleaseSettings,
     problems = verify_release(target)
     content = json.loads((target / MANIFEST).read_text(encoding="utf-8"))
     files = content["files"]
-    rows = [{"config": config_name, **splits, "total": sum(splits.values())}
+    domains = [d for d in DOMAINS if any(d in splits for splits in content["rows"].values())]
+    rows = [{"config": config_name, **{d: splits.get(d, "-") for d in domains},
+             "total": sum(splits.values())}
             for config_name, splits in content["rows"].items()]
     yield dg.MaterializeResult(metadata={
         "path": dg.MetadataValue.path(str(target)),

@@ -142,3 +142,23 @@ def test_a_secret_left_in_a_published_table_is_scrubbed_on_the_way_out(
 def test_bad_version_is_refused(data_dir: Path, tmp_path: Path) -> None:
     with pytest.raises(ReleaseError, match="letters, digits"):
         build_release(data_dir, tmp_path, ReleaseConfig(version="../0.1"))
+
+
+def test_dataset_release_asset_builds_then_keeps_an_identical_release(data_dir: Path,
+                                                                      tmp_path: Path) -> None:
+    import dagster as dg
+
+    from assets.release import dataset_release
+    from assets.resources import WorldtraceStorage
+
+    storage = WorldtraceStorage(data_dir=str(data_dir))
+    config = {"ops": {"dataset_release": {"config": {"version": "0.3.0",
+                                                     "releases_dir": str(tmp_path)}}}}
+    for _ in range(2):  # the second run rebuilds, finds it byte-identical and keeps it
+        result = dg.materialize([dataset_release], resources={"storage": storage},
+                                run_config=config)
+        assert result.success
+        assert [c.passed for c in result.get_asset_check_evaluations()] == [True]
+    metadata = result.get_asset_materialization_events()[0].materialization.metadata
+    assert metadata["files"].value > 10 and "## Per-domain statistics" in metadata["card"].value
+    assert verify_release(tmp_path / "worldtrace-0.3.0") == []
