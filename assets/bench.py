@@ -75,12 +75,16 @@ class PredictorSettings(dg.Config):
     """Predictor specs to run; with include_models, every {data}/models/<name>/ folder that
     holds a config.json (the trained models and untrained_model) also runs as
     hf_local:<folder>, on the first model_samples_per_domain samples of each domain by id
-    (0: all; generation is slow on a CPU), with at most max_new_tokens tokens per answer."""
+    (0: all; generation is slow on a CPU), with at most max_new_tokens tokens per answer and
+    prompts fitted to model_max_prompt_tokens (oldest turns first; 0: the model's context). The
+    default 1024 is the longest prompt GSPO trains on (SFT samples keep their last 384 tokens):
+    the tiny models gain nothing from 8K-token prompts and take minutes over them."""
 
     predictors: list[str] = ["copy_last", "empty", "retrieval"]
     include_models: bool = True
     max_new_tokens: int = 256
     model_samples_per_domain: int = 10
+    model_max_prompt_tokens: int = 1024
 
 
 @dg.asset(group_name=GROUP, deps=["trajectory_split", "turn_labels", "scrubbed_turns"],
@@ -155,8 +159,9 @@ def bench_predictions(context: dg.AssetExecutionContext, config: PredictorSettin
     samples = read_samples(storage.data_path)
     subset = (first_per_domain(samples, config.model_samples_per_domain)
               if config.model_samples_per_domain else samples)
-    predictor_context = PredictorContext(data_dir=storage.data_path,
-                                         max_new_tokens=config.max_new_tokens)
+    predictor_context = PredictorContext(
+        data_dir=storage.data_path, max_new_tokens=config.max_new_tokens,
+        max_prompt_tokens=config.model_max_prompt_tokens or None)
     rows, speed = [], []
     for spec in predictor_specs(config, storage.data_path):
         predictor = build_predictor(spec, predictor_context)
@@ -179,6 +184,7 @@ def bench_predictions(context: dg.AssetExecutionContext, config: PredictorSettin
         "model_samples_per_domain": config.model_samples_per_domain,
         "model_samples": len(subset),
         "max_new_tokens": config.max_new_tokens,
+        "model_max_prompt_tokens": config.model_max_prompt_tokens,
     })
 
 

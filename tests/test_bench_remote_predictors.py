@@ -103,6 +103,16 @@ def test_hf_local_cuts_or_fails_a_prompt_longer_than_the_context_per_sample(tiny
     assert len(kept[-1]["content"]) < len(chat_messages(too_long_screen)[-1]["content"])
 
 
+def test_hf_local_keeps_prompts_under_its_prompt_budget(tiny_model_dir):  # noqa: F811
+    predictor = HfLocalPredictor(HfLocalConfig(tiny_model_dir, max_new_tokens=MAX_TOKENS,
+                                               max_prompt_tokens=200))
+    long = terminal_sample(8, history_turns=30)
+    fitted = predictor._fit(chat_messages(long))
+    assert predictor.model.prompt_tokens(fitted) <= 200 < predictor.model.prompt_tokens(
+        chat_messages(long))
+    assert fitted[-1] == chat_messages(long)[-1] and predictor.stats.trimmed_samples == 1
+
+
 def test_openai_compatible_against_serve_matches_hf_local(served, tiny_model_dir, tmp_path):  # noqa: F811
     url, _ = served
     predictor = remote(url, cache_dir=tmp_path)

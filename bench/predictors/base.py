@@ -43,6 +43,7 @@ class PredictorContext:
     data_dir: Path | None = None
     seed: int = 0
     max_new_tokens: int = 1024
+    max_prompt_tokens: int | None = None  # local models: prompt budget under the context
     temperature: float = 0.0
     model: str | None = None
     concurrency: int = 4

@@ -39,6 +39,9 @@ class HfLocalConfig:
     model_dir: Path
     batch_size: int = 8
     max_new_tokens: int = 1024
+    # Prompt budget below the model's context (None: the context less the answer): a model
+    # trained on short prompts gains nothing from a longer one and pays for it in time.
+    max_prompt_tokens: int | None = None
     temperature: float = 0.0
     top_p: float = 1.0
     seed: int = 0
@@ -85,6 +88,7 @@ class HfLocalPredictor:
         if not folder.exists() and context.data_dir is not None:
             folder = Path(context.data_dir) / "models" / argument
         return cls(HfLocalConfig(folder, max_new_tokens=context.max_new_tokens,
+                                 max_prompt_tokens=context.max_prompt_tokens,
                                  temperature=context.temperature, seed=context.seed))
 
     def predict(self, samples: Sequence[BenchSample]) -> list[str]:
@@ -122,9 +126,12 @@ class HfLocalPredictor:
         """Drop the oldest turns, then cut the current prompt from the left, until the prompt
         leaves room to answer; None when the system prompt and the action alone are too long."""
         context = self.model.context_length
-        if context is None:
+        limit = None if context is None else context - min(self.config.max_new_tokens,
+                                                            context // 2)
+        if self.config.max_prompt_tokens is not None:
+            limit = min(limit or self.config.max_prompt_tokens, self.config.max_prompt_tokens)
+        if limit is None:
             return messages
-        limit = context - min(self.config.max_new_tokens, context // 2)
 
         def fits(candidate: Messages) -> bool:
             return self.model.prompt_tokens(candidate) <= limit
