@@ -40,6 +40,7 @@ class RolloutSettings(dg.Config):
     predictors: list[str] = ["copy_last"]
     include_models: bool = True
     max_new_tokens: int = 128
+    model_max_prompt_tokens: int = 1024  # as bench_predictions: the longest prompt trained on
 
 
 @dg.asset(group_name="bench", deps=[BENCH_TABLE, "raw_turns", "untrained_model", "cpt_model",
@@ -50,7 +51,8 @@ def bench_rollout(context: dg.AssetExecutionContext, config: RolloutSettings,
     by depth beside teacher forcing (their gap is what compounding errors cost), per domain."""
     data = storage.data_path
     chains = pick_chains(rollout_chains(read_samples(data), data), config.chains_per_domain)
-    predictor_context = PredictorContext(data_dir=data, max_new_tokens=config.max_new_tokens)
+    predictor_context = PredictorContext(data_dir=data, max_new_tokens=config.max_new_tokens,
+                                         max_prompt_tokens=config.model_max_prompt_tokens or None)
     steps_rows, decay_rows = [], []
     for spec in predictor_specs(config, data):
         predictor = build_predictor(spec, predictor_context)
