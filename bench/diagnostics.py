@@ -2,11 +2,12 @@
 judge (with its agreement with the rubric) and free-running decay.
 
 - `llm_judge_rows`: the LLM judge's score rows (SCORE_SCHEMA, judge = "llm_judge:<model>");
-  a sample the judge could not grade is reported, not scored.
+  a sample the judge could not grade is listed as unjudged with the reason, not scored.
 - `agreement_rows`: Spearman per domain between the rubric's and the LLM judge's sample scores
   of the same predictor and sample (bench.judges.agreement).
 - `rollout_steps`: `--rollout K` for one predictor (bench.rollout), judged by the rubric.
-- `write_diagnostics`: llm_scores.csv, agreement.csv, rollout.csv into the run folder.
+- `write_diagnostics`: llm_scores.csv, llm_unjudged.csv, agreement.csv, rollout.csv into the
+  run folder.
 """
 
 from __future__ import annotations
@@ -35,15 +36,18 @@ from bench.rollout import (
 from bench.sample import BenchSample
 from sources.storage import atomic_path, partition_path
 
+UNJUDGED_COLUMNS = ("predictor", "id", "domain", "judge", "reason")
+
 
 def llm_judge_rows(llm_judge: LLMJudge, samples: Sequence[BenchSample], outputs: Sequence[str],
-                   predictor: str) -> tuple[list[dict[str, Any]], list[str]]:
-    """(score rows, one line per sample the judge failed on)."""
-    rows, failures = [], []
+                   predictor: str) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
+    """(score rows, one UNJUDGED_COLUMNS row per sample the judge could not grade)."""
+    rows, unjudged = [], []
     for sample, output, result in zip(samples, outputs, llm_judge.judge_all(samples, outputs),
                                       strict=True):
         if isinstance(result, JudgeFailure):
-            failures.append(f"{predictor} {sample.id}: {result}")
+            unjudged.append({"predictor": predictor, "id": sample.id, "domain": sample.domain,
+                             "judge": llm_judge.name, "reason": str(result)})
             continue
         parsed = parse_prediction(output)
         rows.append({
@@ -53,7 +57,7 @@ def llm_judge_rows(llm_judge: LLMJudge, samples: Sequence[BenchSample], outputs:
             "malformed": parsed.malformed,
             "copies_history": copies_history(parsed.judged_text, sample),
             "evidence": json.dumps(result.evidence, sort_keys=True)})
-    return rows, failures
+    return rows, unjudged
 
 
 def agreement_rows(rubric_rows: Sequence[dict[str, Any]], llm_rows: Sequence[dict[str, Any]]
@@ -99,13 +103,18 @@ def _write_csv(rows: Sequence[dict[str, Any]], columns: Sequence[str], path: Pat
 
 def write_diagnostics(out_dir: Path, llm_rows: Sequence[dict[str, Any]] = (),
                       agreement: Sequence[dict[str, Any]] = (),
-                      rollout: dict[str, list[RolloutStep]] | None = None) -> dict[str, Path]:
-    """llm_scores.csv and agreement.csv (when the LLM judge ran), rollout.csv (per predictor,
-    domain and depth) when free-running ran."""
+                      rollout: dict[str, list[RolloutStep]] | None = None,
+                      unjudged: Sequence[dict[str, str]] = ()) -> dict[str, Path]:
+    """llm_scores.csv and agreement.csv (when the LLM judge graded something), llm_unjudged.csv
+    (the samples it could not grade, and why), rollout.csv (per predictor, domain and depth)
+    when free-running ran."""
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {}
     if llm_rows:
         paths["llm_scores"] = _write_csv(llm_rows, SCORE_SCHEMA.names, out_dir / "llm_scores.csv")
+    if unjudged:
+        paths["llm_unjudged"] = _write_csv(unjudged, UNJUDGED_COLUMNS,
+                                           out_dir / "llm_unjudged.csv")
     if agreement:
         paths["agreement"] = _write_csv(agreement, list(agreement[0]), out_dir / "agreement.csv")
     rows = [{"predictor": name, **row} for name, steps in (rollout or {}).items()

@@ -81,3 +81,29 @@ def test_bench_run_with_llm_judge_and_rollout(tmp_path, tiny_model_dir, capsys):
     assert float(copy_last[0]["gap"]) == 0.0
     printed = capsys.readouterr().out
     assert "free_running" in printed and "spearman" in printed
+
+
+def test_a_served_model_that_judges_nothing_leaves_the_run_whole(tmp_path, tiny_model_dir,  # noqa: F811
+                                                                 capsys):
+    """A real `worldtrace serve` as the judge: a tiny model writes no <final_evaluation>, so
+    every sample is asked again up to --judge-attempts, then listed as unjudged with the
+    reason; the rubric scores, the leaderboard and the run stand; there is no agreement."""
+    bench_dir, out = tmp_path / "bench", tmp_path / "run"
+    write_official([sample(2), sample(3), sample(5)], bench_dir)
+    with model_app(ServeConfig(tiny_model_dir, dtype="float32")) as judge_model, \
+            serve_in_background(judge_model) as judge_url:
+        assert main(["bench", "run", "--bench-dir", str(bench_dir), "--out", str(out),
+                     "--predictor", "copy_last", "--llm-judge", judge_url,
+                     "--judge-max-tokens", "8", "--judge-attempts", "2"]) == 0
+        assert served_requests(judge_url) == 3 * 2
+    assert len(read(out / "scores.csv")) == 3
+    unjudged = read(out / "llm_unjudged.csv")
+    assert sorted(row["id"] for row in unjudged) == ["t1-2", "t1-3", "t1-5"]
+    assert {(row["predictor"], row["judge"]) for row in unjudged} == {
+        ("copy_last", "llm_judge:tiny_lm")}
+    assert all("no valid evaluation in 2 attempts (last: no <final_evaluation>" in row["reason"]
+               for row in unjudged)
+    assert not (out / "llm_scores.csv").exists() and not (out / "agreement.csv").exists()
+    printed = capsys.readouterr()
+    assert "llm_judge:tiny_lm graded 0 of 3 predictions (6 unreadable answers)" in printed.err
+    assert "copy_last" in printed.out  # the rubric leaderboard still printed

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 
+import httpx
 import pytest
 
 from bench.endpoint import EndpointConfig
 from bench.judges.llm_judge import (
+    MIN_CLIP_CHARS,
     JudgeFailure,
     LLMJudge,
     LLMJudgeConfig,
@@ -17,7 +19,9 @@ from bench.judges.llm_judge import (
     judge_messages,
     judge_system_prompt,
     parse_evaluation,
+    smaller_views,
 )
+from bench.local_model import LocalChatModel
 from bench.sample import BenchSample
 from bench.serve.run import ServeConfig, model_app, serve_in_background
 from sources.schema import DOMAINS
@@ -44,6 +48,15 @@ def sample(domain: str = "terminal", turns: int = 3) -> BenchSample:
 
 def config(url: str, tmp_path=None, **overrides) -> LLMJudgeConfig:
     return LLMJudgeConfig(EndpointConfig(url, backoff_s=0.01), cache_dir=tmp_path, **overrides)
+
+
+@pytest.fixture(scope="module")
+def served_judge(tiny_model_dir):  # noqa: F811
+    """(base URL of a real `worldtrace serve` over the tiny model, generations it answered)."""
+    with model_app(ServeConfig(tiny_model_dir, dtype="float32", default_max_tokens=8)) as app, \
+            serve_in_background(app) as url:
+        yield url, lambda: httpx.get(url.removesuffix("/v1") + "/health").json()[
+            "worker"]["requests"]
 
 
 def test_every_domain_has_a_judge_prompt():
@@ -95,15 +108,62 @@ def test_the_judge_sees_recent_history_and_cannot_be_broken_out_of_its_section()
     assert user.count("</simulated_observation>") == 1 and "<\\/simulated_observation>" in user
 
 
-def test_a_judge_that_never_answers_in_form_fails_after_its_attempts(tiny_model_dir):  # noqa: F811
-    with model_app(ServeConfig(tiny_model_dir, dtype="float32", default_max_tokens=8)) as app, \
-            serve_in_background(app) as url:
-        judge = LLMJudge(config(url, max_attempts=2, max_tokens=8))
-        assert judge.name == "llm_judge:tiny_lm"
-        with pytest.raises(JudgeFailure, match="2 attempts"):
-            judge.judge(sample(), PREDICTION)
-        assert judge.unparseable_answers == 2
-        assert judge.endpoint.stats.requests == 1 + 2  # the /models lookup, then two asks
+def test_a_judge_that_never_answers_in_form_fails_after_its_attempts(served_judge):
+    url, _ = served_judge
+    judge = LLMJudge(config(url, max_attempts=2, max_tokens=8))
+    assert judge.name == "llm_judge:tiny_lm"
+    with pytest.raises(JudgeFailure, match="2 attempts"):
+        judge.judge(sample(), PREDICTION)
+    assert judge.unparseable_answers == 2
+    assert judge.endpoint.stats.requests == 1 + 2  # the /models lookup, then two asks
+
+
+def long_sample(reference_chars: int, turns: int = 12) -> BenchSample:
+    history = [(f"cat part{t}.log", f"line {t}: " + "disk quota ok; " * 300) for t in range(turns)]
+    return BenchSample(domain="terminal", id="terminal-long", history=history,
+                       current_action="tail -n 400 big.log", system_prompt="sim",
+                       reference="block 7 ready. " * (reference_chars // 14), turn_idx=turns + 1,
+                       total_turns=turns + 1, trajectory_id="t", source="test")
+
+
+def test_views_shrink_history_then_clips():
+    views = smaller_views(LLMJudgeConfig(EndpointConfig("http://127.0.0.1:1/v1"),
+                                         history_turns=8, max_chars=6000))
+    assert [(v.history_turns, v.max_chars) for v in views] == [
+        (8, 6000), (4, 6000), (2, 6000), (1, 6000), (0, 6000), (0, 3000), (0, 1500), (0, 750),
+        (0, 375), (0, MIN_CLIP_CHARS)]
+
+
+def test_a_judge_prompt_longer_than_the_context_is_asked_with_a_smaller_view(
+        served_judge, tiny_model_dir):  # noqa: F811
+    url, answered = served_judge
+    long = long_sample(reference_chars=6000)
+    judge = LLMJudge(config(url, max_attempts=1, max_tokens=4))
+    counter = LocalChatModel.load(tiny_model_dir)
+    assert counter.prompt_tokens(judge_messages(long, PREDICTION, judge.config)) > 8192
+    before = answered()
+    with pytest.raises(JudgeFailure, match="no valid evaluation in 1 attempts"):
+        judge.judge(long, PREDICTION)  # fails on the tiny model's answer, not on the context
+    assert answered() == before + 1 and judge.endpoint.stats.failures >= 1
+
+
+def test_a_retry_too_long_with_the_last_answer_is_asked_afresh(served_judge, tiny_model_dir):  # noqa: F811
+    url, answered = served_judge
+    judge = LLMJudge(config(url, max_attempts=2, max_tokens=4))
+    counter = LocalChatModel.load(tiny_model_dir)
+    low, high = 0, 20000  # the reference length whose prompt ends 10-40 tokens short of 8192
+    while True:
+        middle = (low + high) // 2
+        tokens = counter.prompt_tokens(judge_messages(long_sample(middle, turns=0), PREDICTION,
+                                                      judge.config))
+        if 8192 - 40 <= tokens <= 8192 - 10:
+            break
+        low, high = (middle, high) if tokens < 8192 - 40 else (low, middle)
+    before = answered()
+    with pytest.raises(JudgeFailure, match="no valid evaluation in 2 attempts"):
+        judge.judge(long_sample(middle, turns=0), PREDICTION)
+    assert answered() == before + 2  # the first ask, then the retry without the answer
+    assert judge.endpoint.stats.failures == 1  # the retry with the answer: over the context
 
 
 def test_an_unreadable_answer_is_asked_again_then_parsed_and_cached(tmp_path):

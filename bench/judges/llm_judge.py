@@ -5,12 +5,16 @@ or gui.md, then <domain>.md); a new wording is a new version folder, never an ed
 The judge reads the recent history, the action, the simulated and the real observation; it
 classifies the content type (text domains) and reasons, then returns JSON inside
 <final_evaluation>. An answer without a parseable block is asked again, with the reason, up to
-`max_attempts`. The GUI caps and the malformed-output caps are applied here, in code, as the
-rubric judge applies them, so a lenient judge cannot skip them.
+`max_attempts`. A judge prompt the endpoint rejects as longer than its context is asked again
+with a smaller view (fewer history turns, then shorter clips); a retry that no longer fits with
+the previous answer in it is asked without that answer. The GUI caps and the malformed-output
+caps are applied here, in code, as the rubric judge applies them, so a lenient judge cannot
+skip them.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import threading
@@ -21,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.concurrency import run_concurrently
-from bench.endpoint import ChatEndpoint, EndpointConfig, EndpointError
+from bench.endpoint import ChatEndpoint, EndpointConfig, EndpointError, error_code
 from bench.parsing import parse_prediction
 from bench.result_cache import ResultCache, content_hash, fingerprint
 from bench.sample import GUI_DOMAINS, BenchSample
@@ -31,6 +35,7 @@ PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
 PROMPT_VERSION = "llm_judge_v1"
 _BLOCK = re.compile(r"<final_evaluation>(.*?)</final_evaluation>", re.DOTALL)
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
+MIN_CLIP_CHARS = 200  # the smallest clip of a section tried when the prompt is too long
 
 
 @dataclass(frozen=True)
@@ -180,11 +185,10 @@ class LLMJudge:
 
     def judge(self, sample: BenchSample, prediction_text: str) -> AxisScores:
         """The five axes for one prediction (JudgeFailure when no attempt gave a verdict)."""
-        messages = judge_messages(sample, prediction_text, self.config)
-        key = content_hash(messages)
+        key = content_hash(judge_messages(sample, prediction_text, self.config))
         verdict = self.cache.get(key, key)
         if verdict is None:
-            verdict = self._ask(sample, messages)
+            verdict = self._ask_fitting(sample, prediction_text)
             self.cache.put(key, key, verdict)
         malformed = parse_prediction(prediction_text).malformed
         scores, caps = apply_caps(sample.domain, verdict["scores"],
@@ -202,20 +206,36 @@ class LLMJudge:
                                 self.config.endpoint.concurrency, expected=(JudgeFailure,),
                                 desc=self.name, progress=self.config.progress)
 
+    def _ask_fitting(self, sample: BenchSample, prediction_text: str) -> dict[str, Any]:
+        """Ask with the configured view; while the endpoint says the prompt is longer than its
+        context, ask again with a smaller one (the view shrunk is kept in the verdict)."""
+        for view in smaller_views(self.config):
+            try:
+                verdict = self._ask(sample, judge_messages(sample, prediction_text, view))
+            except _ContextExceeded:
+                continue
+            if view != self.config:
+                verdict["shown"] = {"history_turns": view.history_turns,
+                                    "max_chars": view.max_chars}
+            return verdict
+        raise JudgeFailure(f"sample {sample.id}: the judge prompt is longer than the judge's "
+                           f"context even with no history and every section clipped to "
+                           f"{MIN_CLIP_CHARS} characters")
+
     def _ask(self, sample: BenchSample, messages: list[dict[str, str]]) -> dict[str, Any]:
         """Ask until a parseable verdict; each retry shows the judge its last answer and why it
-        could not be read."""
-        conversation = list(messages)
+        could not be read (or, when that no longer fits the context, asks afresh)."""
+        conversation = messages
         reason = ""
         for attempt in range(self.config.max_attempts):
             temperature = self.config.temperature if attempt == 0 else \
                 max(self.config.temperature, self.config.retry_temperature)
             try:
-                answer = self.endpoint.complete(conversation, temperature=temperature,
-                                                max_tokens=self.config.max_tokens,
-                                                seed=self.config.seed + attempt)
-            except EndpointError as error:
-                raise JudgeFailure(f"sample {sample.id}: {error}") from error
+                answer = self._complete(sample, conversation, temperature, attempt)
+            except _ContextExceeded:
+                if conversation is messages:
+                    raise
+                answer = self._complete(sample, messages, temperature, attempt)
             try:
                 verdict = parse_evaluation(answer)
             except UnparseableEvaluation as error:
@@ -231,3 +251,30 @@ class LLMJudge:
             return {**verdict, "attempts": attempt + 1}
         raise JudgeFailure(f"sample {sample.id}: no valid evaluation in "
                            f"{self.config.max_attempts} attempts (last: {reason})")
+
+    def _complete(self, sample: BenchSample, conversation: list[dict[str, str]],
+                  temperature: float, attempt: int) -> str:
+        try:
+            return self.endpoint.complete(conversation, temperature=temperature,
+                                          max_tokens=self.config.max_tokens,
+                                          seed=self.config.seed + attempt)
+        except EndpointError as error:
+            if error_code(error) == "context_length_exceeded":
+                raise _ContextExceeded from error
+            raise JudgeFailure(f"sample {sample.id}: {error}") from error
+
+
+class _ContextExceeded(Exception):
+    """The endpoint rejected a conversation as longer than its context."""
+
+
+def smaller_views(config: LLMJudgeConfig) -> list[LLMJudgeConfig]:
+    """The configured view, then halved history turns down to none, then halved clips down to
+    MIN_CLIP_CHARS: the order in which a too-long judge prompt is shrunk."""
+    views = [config]
+    while views[-1].history_turns > 0:
+        views.append(dataclasses.replace(views[-1], history_turns=views[-1].history_turns // 2))
+    while views[-1].max_chars > MIN_CLIP_CHARS:
+        views.append(dataclasses.replace(
+            views[-1], max_chars=max(MIN_CLIP_CHARS, views[-1].max_chars // 2)))
+    return views

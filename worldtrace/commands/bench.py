@@ -3,11 +3,13 @@
     worldtrace bench build --data DIR --out BENCH_DIR [--per-domain N] [--seed S]
         samples from the bench pool of DIR's trajectory_split, in the official JSONL layout
     worldtrace bench run --bench-dir BENCH_DIR --predictor P [--predictor P2 ...] --out RUN_DIR
-                         [--llm-judge URL [--judge-model M]] [--rollout K]
+                         [--llm-judge URL [--judge-model M] [--judge-max-tokens N]
+                          [--judge-attempts N]] [--rollout K]
         any folder of <domain>_test.jsonl files (ours or the official AgentWorldBench): predict,
         judge with the offline rubric, write predictions.jsonl, scores.csv, leaderboard.*;
         --llm-judge: also judge with a model behind an OpenAI-compatible URL (llm_scores.csv,
-        agreement.csv: rubric-vs-LLM Spearman per domain); --rollout K: free-running mode, each
+        llm_unjudged.csv: what it could not grade and why, agreement.csv: rubric-vs-LLM
+        Spearman per domain); --rollout K: free-running mode, each
         predictor's own predictions fed back for K steps (rollout.csv: score by depth)
     worldtrace bench score --predictions FILE [--out RUN_DIR]
         judge a predictions.jsonl (official records with `gen`: ours or eval.py's)
@@ -99,6 +101,7 @@ def _diagnostics(args: argparse.Namespace, samples: list, runs: list, context) -
     from bench.rollout import decay_table
 
     llm_rows: list = []
+    unjudged: list = []
     agreement: list = []
     rollout: dict = {}
     if args.llm_judge:
@@ -109,12 +112,17 @@ def _diagnostics(args: argparse.Namespace, samples: list, runs: list, context) -
 
         llm = LLMJudge(LLMJudgeConfig(
             EndpointConfig(args.llm_judge, model=args.judge_model, concurrency=args.concurrency),
+            max_tokens=args.judge_max_tokens, max_attempts=args.judge_attempts,
             cache_dir=Path(args.out) / "cache"))
         for run in runs:
-            rows, failures = llm_judge_rows(llm, samples, run.outputs, run.name)
+            rows, failed = llm_judge_rows(llm, samples, run.outputs, run.name)
             llm_rows += rows
-            for failure in failures:
-                print(f"llm judge could not grade {failure}", file=sys.stderr)
+            unjudged += failed
+            for row in failed:
+                print(f"llm judge could not grade {row['predictor']} {row['id']}: "
+                      f"{row['reason']}", file=sys.stderr)
+        print(f"{llm.name} graded {len(llm_rows)} of {len(llm_rows) + len(unjudged)} "
+              f"predictions ({llm.unparseable_answers} unreadable answers)", file=sys.stderr)
         agreement = agreement_rows([row for run in runs for row in run.rows], llm_rows)
         if llm_rows:
             _print_table(leaderboard_rows(summarize(llm_rows), llm.name))
@@ -128,7 +136,7 @@ def _diagnostics(args: argparse.Namespace, samples: list, runs: list, context) -
                 predictor, samples, args.rollout, Path(args.data) if args.data else None)
             _print_table([{"predictor": predictor.name, **row}
                           for row in decay_table(rollout[predictor.name])], own_columns=True)
-    return write_diagnostics(Path(args.out), llm_rows, agreement, rollout)
+    return write_diagnostics(Path(args.out), llm_rows, agreement, rollout, unjudged)
 
 
 def run_score(args: argparse.Namespace) -> int:
@@ -173,6 +181,10 @@ def register(commands: argparse._SubParsersAction) -> None:
                      help="also judge with the model behind this OpenAI-compatible base URL")
     run.add_argument("--judge-model", help="model name for --llm-judge (default: the first "
                                            "the endpoint lists)")
+    run.add_argument("--judge-max-tokens", type=int, default=2048,
+                     help="the most tokens of one LLM-judge answer")
+    run.add_argument("--judge-attempts", type=int, default=3,
+                     help="how often the LLM judge is asked for a readable verdict")
     run.add_argument("--rollout", type=int, default=0, metavar="K",
                      help="free-running mode: feed each predictor's predictions back for K "
                           "steps and report the score by depth")
