@@ -68,6 +68,19 @@ def test_cli_grades_a_labels_file(tmp_path, traces_dir, capsys):
     assert lines[-1].startswith("accuracy ") and "worst recall" in lines[-1]
 
 
+def test_cli_grades_several_labels_files_one_after_the_other(tmp_path, traces_dir, capsys):
+    first = write_labels(tmp_path / "first.jsonl", SMALL_SET[:1])
+    second = write_labels(tmp_path / "second.jsonl", SMALL_SET[1:])
+    assert main(["quality", "grade", "--labels", str(first), str(second),
+                 "--root", str(traces_dir.parent)]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    headers = [i for i, line in enumerate(lines) if line.startswith("== labels ")]
+    assert [lines[i] for i in headers] == [f"== labels {first}", f"== labels {second}"]
+    assert lines[headers[0] + 1].startswith("labelled turns graded: 1 ")
+    assert lines[headers[1] + 1].startswith("labelled turns graded: 2 ")
+    assert lines[headers[1] - 1].startswith("accuracy ") and lines[-1].startswith("accuracy ")
+
+
 @pytest.mark.parametrize("bad_line, problem", [
     ("{not json", "not JSON"),
     ("[1, 2]", "expected a JSON object"),

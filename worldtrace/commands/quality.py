@@ -24,7 +24,15 @@ def run_grade(args: argparse.Namespace) -> int:
             from quality.grade_labels import grade_labels
 
             policy = Path(args.policy) if args.policy else None
-            lines = grade_labels(Path(args.labels), Path(args.root), work, policy).lines()
+            lines = []
+            # several sets (dev, held-out): one report each, in the order given, each in its
+            # own work folder; a single set prints exactly as before
+            several = len(args.labels) > 1
+            for number, labels in enumerate(args.labels):
+                if several:
+                    lines.append(f"== labels {labels}")
+                folder = work / f"labels-{number}" if several else work
+                lines += grade_labels(Path(labels), Path(args.root), folder, policy).lines()
         else:
             from quality.grade import grade
 
@@ -44,7 +52,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     grade.add_argument("--domains", default="all", help="comma-separated, or all")
     grade.add_argument("--work-dir", help="keep the corpus and outputs here (default: temp)")
     grade.add_argument("--workers", type=int, default=1, help="processes for the partitions")
-    grade.add_argument("--labels", help="JSONL of hand-labelled turns (quality/grade_labels.py)")
+    grade.add_argument("--labels", nargs="+", metavar="FILE",
+                       help="JSONL of hand-labelled turns (quality/grade_labels.py); several "
+                            "files are graded one after the other")
     grade.add_argument("--root", default=str(DEFAULT_LABELS_ROOT),
                        help="folder the labelled files are relative to (default: %(default)s)")
     grade.add_argument("--policy", help="policy TOML (default: quality/policy.toml)")
