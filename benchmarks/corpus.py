@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+from sources.catalog import make_spec
 from sources.factory.scale import generate_corpus, writer_for
+from sources.ingest import write_tables
 from sources.schema import DOMAINS
 
 
@@ -17,3 +23,20 @@ def generate_turns(out_dir: Path, turns: int, seed: int) -> None:
 
 def generated_folder(out_dir: Path, domain: str) -> Path:
     return out_dir / domain / f"{domain}-generated"
+
+
+@contextmanager
+def generated_work(turns: int, seed: int, prefix: str) -> Iterator[Path]:
+    """A scratch folder with a generated corpus in its corpus/ (deleted afterwards)."""
+    work = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        generate_turns(work / "corpus", turns, seed)
+        yield work
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def ingest_generated(work: Path, domain: str, data: Path):
+    """Ingest one domain of work's generated corpus into `data` (returns the ingest stats)."""
+    folder = generated_folder(work / "corpus", domain)
+    return write_tables([make_spec(f"{domain}-generated", folder, domain)], data)

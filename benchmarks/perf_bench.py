@@ -16,13 +16,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repo, when run as a file
 
 from bench.judges.evidence import clear_caches  # noqa: E402
 from bench.judges.rubric import judge  # noqa: E402
@@ -32,19 +29,13 @@ from bench.predictors.base import Predictor, PredictorContext, build_predictor  
 from bench.reward import hybrid_reward  # noqa: E402
 from bench.sample import BenchSample  # noqa: E402
 from bench.store import read_samples  # noqa: E402
+from benchmarks._measure import Lap, timed  # noqa: E402
 
 
-def timed(work: Callable[[], object]) -> tuple[float, float]:
-    """(wall seconds, CPU seconds) of one call."""
-    wall, cpu = time.perf_counter(), time.process_time()
-    work()
-    return time.perf_counter() - wall, time.process_time() - cpu
-
-
-def line(name: str, n: int, seconds: tuple[float, float]) -> str:
-    wall, cpu = seconds
-    return (f"{name:34} {n:6d} samples  {n / max(wall, 1e-9):10,.0f}/s wall  "
-            f"{n / max(cpu, 1e-9):10,.0f}/s cpu")
+def line(name: str, n: int, timing: tuple[object, Lap]) -> str:
+    lap = timing[1]
+    return (f"{name:34} {n:6d} samples  {n / max(lap.wall, 1e-9):10,.0f}/s wall  "
+            f"{n / max(lap.cpu, 1e-9):10,.0f}/s cpu")
 
 
 def cold(work: Callable[[], object]) -> Callable[[], object]:

@@ -11,15 +11,14 @@ afterwards unless --keep names a folder.
 from __future__ import annotations
 
 import argparse
-import resource
 import shutil
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repo, when run as a file
 
+from benchmarks._measure import peak_rss_mb, stopwatch  # noqa: E402
 from sources.factory.scale import generate_corpus, writer_for  # noqa: E402
 from sources.schema import DOMAINS  # noqa: E402
 
@@ -38,11 +37,11 @@ def main() -> None:
     out = args.keep or Path(tempfile.mkdtemp(prefix="worldtrace-perf-"))
     print(f"generating {per_domain} trajectories per domain x {len(DOMAINS)} domains "
           f"(~{per_domain * mean_total:,.0f} turns) into {out}")
-    began = time.perf_counter()
     try:
-        stats = generate_corpus(out, DOMAINS, per_domain, args.seed,
-                                progress=not args.no_progress, workers=args.workers)
-        wall = time.perf_counter() - began
+        with stopwatch() as lap:
+            stats = generate_corpus(out, DOMAINS, per_domain, args.seed,
+                                    progress=not args.no_progress, workers=args.workers)
+        wall = lap.wall
     finally:
         if args.keep is None:
             shutil.rmtree(out, ignore_errors=True)
@@ -52,8 +51,7 @@ def main() -> None:
         rate = s.turns / s.seconds if s.seconds else 0.0
         print(f"{domain:<10}{s.trajectories:>8}{s.turns:>10}{s.bytes / 1e6:>10.1f}"
               f"{s.seconds:>8.1f}{rate:>13,.0f}")
-    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    own, children = peak_rss_mb(), peak_rss_mb(children=True)
     print(f"\nturns:        {stats.turns:,}")
     print(f"wall time:    {wall:.1f} s")
     print(f"turns/second: {stats.turns / wall:,.0f}")

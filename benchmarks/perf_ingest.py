@@ -12,23 +12,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
-import shutil
 import sys
-import tempfile
-import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repo, when run as a file
 
-from benchmarks.corpus import generate_turns, generated_folder  # noqa: E402
+from benchmarks._measure import peak_rss_mb, stopwatch  # noqa: E402
+from benchmarks.corpus import generated_work, ingest_generated  # noqa: E402
 from sources.catalog import make_spec  # noqa: E402
 from sources.ingest import write_tables  # noqa: E402
 from sources.schema import DOMAINS  # noqa: E402
-
-
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def write_big_chat_jsonl(path: Path, megabytes: int) -> int:
@@ -56,22 +49,19 @@ def main() -> None:
     parser.add_argument("--big-jsonl-mb", type=int, default=500)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="worldtrace-perf-ingest-"))
-    try:
-        generate_turns(work / "corpus", args.turns, args.seed)
+    with generated_work(args.turns, args.seed, "worldtrace-perf-ingest-") as work:
         print(f"{'domain':<10}{'trajs':>8}{'turns':>10}{'seconds':>9}{'turns/s':>10}")
-        total_turns, began_all = 0, time.perf_counter()
-        for domain in DOMAINS:
-            folder = generated_folder(work / "corpus", domain)
-            began = time.perf_counter()
-            stats = write_tables([make_spec(f"{domain}-generated", folder, domain)], work / "data")
-            seconds = time.perf_counter() - began
-            turns = stats.total("turns")
-            total_turns += turns
-            assert stats.total("quarantined") == 0
-            print(f"{domain:<10}{stats.total('trajectories'):>8}{turns:>10}{seconds:>9.1f}"
-                  f"{turns / seconds:>10,.0f}")
-        wall = time.perf_counter() - began_all
+        total_turns = 0
+        with stopwatch() as all_domains:
+            for domain in DOMAINS:
+                with stopwatch() as lap:
+                    stats = ingest_generated(work, domain, work / "data")
+                turns = stats.total("turns")
+                total_turns += turns
+                assert stats.total("quarantined") == 0
+                print(f"{domain:<10}{stats.total('trajectories'):>8}{turns:>10}{lap.wall:>9.1f}"
+                      f"{turns / lap.wall:>10,.0f}")
+        wall = all_domains.wall
         print(f"all       {total_turns:>18} {wall:>8.1f} {total_turns / wall:>9,.0f}")
         print(f"peak RSS after corpus ingest: {peak_rss_mb():,.0f} MB")
 
@@ -79,18 +69,16 @@ def main() -> None:
             big = work / "big.jsonl"
             conversations = write_big_chat_jsonl(big, args.big_jsonl_mb)
             before = peak_rss_mb()
-            began = time.perf_counter()
-            stats = write_tables([make_spec("big", big, "mcp", "chat_jsonl")], work / "big_out")
-            seconds = time.perf_counter() - began
+            with stopwatch() as lap:
+                stats = write_tables([make_spec("big", big, "mcp", "chat_jsonl")],
+                                     work / "big_out")
+            seconds = lap.wall
             print(f"\none {big.stat().st_size / 1e6:,.0f} MB chat JSONL file, {conversations:,} "
                   f"conversations, {stats.total('turns'):,} turns in {seconds:.1f} s "
                   f"({stats.total('turns') / seconds:,.0f} turns/s)")
             print(f"peak RSS before {before:,.0f} MB, after {peak_rss_mb():,.0f} MB "
                   f"(growth {peak_rss_mb() - before:,.0f} MB for a "
                   f"{big.stat().st_size / 1e6:,.0f} MB file)")
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-
 
 if __name__ == "__main__":
     main()

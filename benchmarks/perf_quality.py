@@ -32,13 +32,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repo, when run as a file
+
+from benchmarks._measure import stopwatch  # noqa: E402
 
 NGRAM, NUM_PERM, BANDS, ROWS = 5, 128, 16, 8
 
@@ -59,13 +58,13 @@ def prepare_corpus(work: Path, turns: int, seed: int) -> Path:
     if (work / "corpus.json").exists() and json.loads((work / "corpus.json").read_text()) == stamp:
         return data
     shutil.rmtree(data, ignore_errors=True)
-    clock = time.perf_counter()
-    generated = generate_corpus(corpus, DOMAINS, per_domain, seed, progress=True)
-    print(f"generated {generated.turns:,} turns in {time.perf_counter() - clock:.0f} s", flush=True)
-    clock = time.perf_counter()
-    specs = [make_spec(source_name(d), corpus / d / source_name(d), d) for d in DOMAINS]
-    write_tables(specs, data, DOMAINS)
-    print(f"ingested in {time.perf_counter() - clock:.0f} s", flush=True)
+    with stopwatch() as lap:
+        generated = generate_corpus(corpus, DOMAINS, per_domain, seed, progress=True)
+    print(f"generated {generated.turns:,} turns in {lap.wall:.0f} s", flush=True)
+    with stopwatch() as lap:
+        specs = [make_spec(source_name(d), corpus / d / source_name(d), d) for d in DOMAINS]
+        write_tables(specs, data, DOMAINS)
+    print(f"ingested in {lap.wall:.0f} s", flush=True)
     (work / "corpus.json").write_text(json.dumps(stamp))
     return data
 
@@ -78,9 +77,9 @@ def stage_child(data: Path, out: Path, workers: int, result: Path) -> None:
     from sources.schema import DOMAINS
 
     shutil.rmtree(out, ignore_errors=True)
-    clock = time.perf_counter()
-    report = run_quality_stage(data, out, DOMAINS, workers)
-    wall = time.perf_counter() - clock
+    with stopwatch() as lap:
+        report = run_quality_stage(data, out, DOMAINS, workers)
+    wall = lap.wall
     turns = sum(s.turns for s in report.features.values())
     steps: dict[str, float] = {}
     for stats in report.features.values():
@@ -166,9 +165,9 @@ def time_in_processes(function, texts: list[str], processes: int = 2) -> float:
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=processes, mp_context=context) as pool:
         list(pool.map(function, [s[:50] for s in shards]))  # start and import in every worker
-        clock = time.perf_counter()
-        done = sum(pool.map(function, shards))
-    return done / (time.perf_counter() - clock)
+        with stopwatch() as lap:
+            done = sum(pool.map(function, shards))
+    return done / lap.wall
 
 
 DATATROVE_SCRIPT = r'''

@@ -11,23 +11,19 @@ of text, values replaced, and the second pass (the blocking check) separately.
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
-import tempfile
-import time
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repo, when run as a file
 
-from benchmarks.corpus import generate_turns, generated_folder  # noqa: E402
+from benchmarks._measure import stopwatch  # noqa: E402
+from benchmarks.corpus import generated_work, ingest_generated  # noqa: E402
 from quality.checks import nothing_left_to_scrub  # noqa: E402
 from quality.scrub import scrub_partition  # noqa: E402
-from sources.catalog import make_spec  # noqa: E402
-from sources.ingest import write_tables  # noqa: E402
 from sources.schema import DOMAINS  # noqa: E402
 from sources.storage import partition_path  # noqa: E402
 
@@ -58,13 +54,10 @@ def main() -> None:
     parser.add_argument("--plant-every", type=int, default=50)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="worldtrace-perf-scrub-"))
-    try:
-        generate_turns(work / "corpus", args.turns, args.seed)
+    with generated_work(args.turns, args.seed, "worldtrace-perf-scrub-") as work:
         data, out = work / "data", work / "scrubbed"
         for domain in DOMAINS:
-            folder = generated_folder(work / "corpus", domain)
-            write_tables([make_spec(f"{domain}-generated", folder, domain)], data)
+            ingest_generated(work, domain, data)
             plant(partition_path(data, "raw_turns", domain), args.plant_every)
         print(f"{'domain':<10}{'turns':>9}{'MB':>7}{'replaced':>10}{'seconds':>9}{'turns/s':>9}"
               f"{'MB/s':>7}{'check s':>9}")
@@ -74,10 +67,10 @@ def main() -> None:
                      for name in ("scrubbed_trajectories", "scrubbed_turns", "scrub_findings")}
             stats = scrub_partition(partition_path(data, "raw_trajectories", domain),
                                     partition_path(data, "raw_turns", domain), *paths.values())
-            began = time.perf_counter()
-            outcome = nothing_left_to_scrub(paths["scrubbed_trajectories"],
-                                            paths["scrubbed_turns"])
-            check_seconds = time.perf_counter() - began
+            with stopwatch() as lap:
+                outcome = nothing_left_to_scrub(paths["scrubbed_trajectories"],
+                                                paths["scrubbed_turns"])
+            check_seconds = lap.wall
             assert outcome.passed, outcome.figures
             megabytes = text_mb(partition_path(data, "raw_turns", domain))
             total_turns += stats.turns
@@ -90,8 +83,6 @@ def main() -> None:
         print(f"{'all':<10}{int(total_turns):>9,}{total_mb:>7.1f}{'':>10}{total_seconds:>9.1f}"
               f"{total_turns / total_seconds:>9,.0f}{total_mb / total_seconds:>7.1f}"
               f"{total_check:>9.1f}")
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -29,9 +29,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repo, when run as a file
 
 import httpx  # noqa: E402
 import openai  # noqa: E402
@@ -46,6 +44,7 @@ from bench.predictors.openai_compatible import (  # noqa: E402
 )
 from bench.sample import BenchSample  # noqa: E402
 from bench.serve.run import ServeConfig  # noqa: E402
+from benchmarks._measure import REPO, stopwatch  # noqa: E402
 
 
 def synthetic_samples(count: int) -> list[BenchSample]:
@@ -71,9 +70,9 @@ def run_remote(url: str, samples: list[BenchSample], args, concurrency: int, hea
         EndpointConfig(url, concurrency=concurrency), temperature=0.0,
         max_tokens=args.max_new_tokens))
     before = health()
-    start = time.perf_counter()
-    predictor.predict(samples)
-    seconds = time.perf_counter() - start
+    with stopwatch() as lap:
+        predictor.predict(samples)
+    seconds = lap.wall
     after = health()
     batches = after["batches"] - before["batches"]
     report(f"openai_compatible -> serve, {concurrency} in flight", seconds, len(samples),
@@ -160,9 +159,9 @@ def main(argv: list[str] | None = None) -> int:
               f"{sum(p.numel() for p in local.model.model.parameters()):,} parameters")
         local.predict(samples[:2])  # warm-up
         local.stats.completion_tokens = 0
-        start = time.perf_counter()
-        local.predict(samples)
-        report(f"hf_local, batch {args.batch_size}", time.perf_counter() - start, len(samples),
+        with stopwatch() as lap:
+            local.predict(samples)
+        report(f"hf_local, batch {args.batch_size}", lap.wall, len(samples),
                local.stats.completion_tokens)
         config = ServeConfig(model_dir, port=free_port(), max_batch=args.batch_size,
                              default_max_tokens=args.max_new_tokens, threads=args.threads)

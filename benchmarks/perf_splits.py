@@ -12,15 +12,13 @@ directory (as the assets do).
 from __future__ import annotations
 
 import argparse
-import resource
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repo, when run as a file
+
+from benchmarks._measure import peak_rss_mb, timed  # noqa: E402
 
 
 def generated_data(work: Path, per_domain: int, seed: int) -> Path:
@@ -39,10 +37,9 @@ def generated_data(work: Path, per_domain: int, seed: int) -> Path:
     return data
 
 
-def timed(label: str, seconds: dict[str, float], step):
-    started = time.perf_counter()
-    result = step()
-    seconds[label] = time.perf_counter() - started
+def timed_step(label: str, seconds: dict[str, float], step):
+    result, lap = timed(step)
+    seconds[label] = lap.wall
     print(f"{label:<22} {seconds[label]:7.2f} s", flush=True)
     return result
 
@@ -57,16 +54,16 @@ def run(data: Path) -> None:
     from training.tokenizer import load_tokenizer, train_tokenizer
 
     seconds: dict[str, float] = {}
-    dedup = timed("trajectory_dedup", seconds,
+    dedup = timed_step("trajectory_dedup", seconds,
                   lambda: dedup_across_partitions(data, data / "trajectory_dedup", DOMAINS))
-    split = timed("trajectory_split", seconds, lambda: split_trajectories(data, DOMAINS))
-    tok_stats = timed("tokenizer", seconds,
+    split = timed_step("trajectory_split", seconds, lambda: split_trajectories(data, DOMAINS))
+    tok_stats = timed_step("tokenizer", seconds,
                       lambda: train_tokenizer(data, data / "tokenizer", DOMAINS))
     tok = load_tokenizer(data / "tokenizer")
-    cpt = timed("cpt_corpus", seconds, lambda: build_cpt_corpus(data, tok, DOMAINS))
-    sft = timed("sft_split", seconds, lambda: build_sft_split(data, tok, DOMAINS))
-    rl = timed("rl_split", seconds, lambda: build_rl_split(data, tok, DOMAINS))
-    rl_all = timed("rl_split_all_turns", seconds,
+    cpt = timed_step("cpt_corpus", seconds, lambda: build_cpt_corpus(data, tok, DOMAINS))
+    sft = timed_step("sft_split", seconds, lambda: build_sft_split(data, tok, DOMAINS))
+    rl = timed_step("rl_split", seconds, lambda: build_rl_split(data, tok, DOMAINS))
+    rl_all = timed_step("rl_split_all_turns", seconds,
                    lambda: build_rl_split(data, tok, DOMAINS, RlConfig(all_turns=True)))
     print(f"{'total':<22} {sum(seconds.values()):7.2f} s")
     print(f"\ndedup: {dedup.trajectories} trajectories, {dedup.removed} removed "
@@ -83,7 +80,7 @@ def run(data: Path) -> None:
         print(f"\n{name}:")
         for row in stats.table():
             print(f"  {row}")
-    print(f"\npeak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+    print(f"\npeak RSS {peak_rss_mb():.0f} MB")
 
 
 def main() -> int:

@@ -15,16 +15,14 @@ Target (issue 9): the chain under 10 minutes on 2 CPU cores on the default data.
 from __future__ import annotations
 
 import argparse
-import resource
 import sys
 import tempfile
-import time
 from dataclasses import replace
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repo, when run as a file
+
+from benchmarks._measure import peak_rss_mb, stopwatch  # noqa: E402
 
 SPLIT_INPUTS = ("tokenizer", "cpt_corpus", "sft_split", "rl_split")
 
@@ -36,10 +34,6 @@ def scratch_data_dir(data: Path, scratch: Path) -> Path:
             sys.exit(f"{data / name} missing: materialize the splits first")
         (scratch / name).symlink_to((data / name).resolve())
     return scratch
-
-
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: kilobytes
 
 
 def main() -> None:
@@ -63,15 +57,16 @@ def main() -> None:
     scratch = args.keep or Path(tempfile.mkdtemp(prefix="perf_training_"))
     scratch.mkdir(parents=True, exist_ok=True)
     data = scratch_data_dir(args.data.resolve(), scratch)
-    rows, started = [], time.perf_counter()
-    for stage, run in (
-        ("cpt", lambda: run_cpt(data, steps(CptConfig(), args.cpt_steps))),
-        ("sft", lambda: run_sft(data, steps(SftConfig(), args.sft_steps))),
-        ("rl", lambda: run_rl(data, steps(GspoConfig(), args.rl_steps), hybrid_scorer)[0]),
-    ):
-        log = run()
-        rows.append((stage, log, peak_rss_mb()))
-    total = time.perf_counter() - started
+    rows = []
+    with stopwatch() as chain:
+        for stage, run in (
+            ("cpt", lambda: run_cpt(data, steps(CptConfig(), args.cpt_steps))),
+            ("sft", lambda: run_sft(data, steps(SftConfig(), args.sft_steps))),
+            ("rl", lambda: run_rl(data, steps(GspoConfig(), args.rl_steps), hybrid_scorer)[0]),
+        ):
+            log = run()
+            rows.append((stage, log, peak_rss_mb()))
+    total = chain.wall
 
     print(f"\n{'stage':<6}{'steps':>7}{'tokens':>10}{'wall s':>9}{'tokens/s':>10}"
           f"{'final':>16}{'peak RSS MB':>13}")
