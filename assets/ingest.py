@@ -5,8 +5,9 @@ catalog's sources for that domain, then checks what it wrote (DuckDB over the Pa
 The three files are always rewritten together, so their trajectory IDs agree; selecting one of
 them (`--select raw_turns`) records a materialization and checks for the selected ones only.
 The catalog's sources replace their own rows; rows another run put in the same data directory
-(a `worldtrace ingest --out` of another source) stay, and are listed in `sources_in_partition`.
-The reconcile check counts this run's sources only.
+(a `worldtrace ingest --out` of another source, or a source since removed from the catalog)
+stay, are listed in `sources_in_partition`, and the `only_catalog_sources` check warns, naming
+them. The reconcile check counts this run's sources only.
 """
 
 
@@ -56,10 +57,18 @@ ingest_checks = [
                  "trajectory schema; blocking, like the turn schema.", blocking=True),
     domain_check("turn_counts_match", RAW_TRAJECTORIES,
                  "Every trajectory's n_turns equals its number of turn rows."),
+    domain_check("only_catalog_sources", RAW_TRAJECTORIES,
+                 "Every source with trajectories in the partition is in the catalog. Ingest "
+                 "replaces only the sources it reads, so the rows of a source removed from the "
+                 "catalog (or ingested into this data dir by a separate `worldtrace ingest`) "
+                 "stay; this warns, naming them and their trajectory counts. A warning, not "
+                 "blocking: rows another run put there may be wanted; delete the ones that are "
+                 "not and re-materialize."),
     domain_check("records_reconcile", INGEST_QUARANTINE,
                  "Records read = turns kept + quarantined, and the files hold exactly those rows: "
                  "nothing was skipped silently."),
 ]
+WARNINGS = {"only_catalog_sources"}  # checks whose failure is a warning to look at
 INFO = asset_info("ingest", kinds={"parquet", "duckdb"}, code=[sources], pii="raw")
 
 
@@ -153,6 +162,8 @@ def raw_traces(
             lambda: table_checks.schema_matches(paths[RAW_TRAJECTORIES], TRAJECTORY_SCHEMA),
         (RAW_TRAJECTORIES, "turn_counts_match"):
             lambda: table_checks.turn_counts_match(paths[RAW_TRAJECTORIES], paths[RAW_TURNS]),
+        (RAW_TRAJECTORIES, "only_catalog_sources"): lambda: table_checks.only_catalog_sources(
+            paths[RAW_TRAJECTORIES], [spec.name for spec in specs]),
         (INGEST_QUARANTINE, "records_reconcile"): lambda: table_checks.rows_reconcile(
             paths[RAW_TURNS], paths[INGEST_QUARANTINE], turns_kept=turns,
             quarantined=quarantined, records_read=stats.total("records_read"),
@@ -162,4 +173,6 @@ def raw_traces(
     selected_checks = {(key.asset_key, key.name) for key in context.selected_asset_check_keys}
     for (key, name), run_check in checks.items():
         if (key, name) in selected_checks:
-            yield check_result(name, run_check(), asset_key=key)
+            yield check_result(name, run_check(), asset_key=key,
+                               severity=dg.AssetCheckSeverity.WARN if name in WARNINGS
+                               else dg.AssetCheckSeverity.ERROR)

@@ -72,10 +72,12 @@ def table_metadata(
 
 
 def check_result(
-    name: str, outcome: CheckOutcome, asset_key: dg.AssetKey | None = None
+    name: str, outcome: CheckOutcome, asset_key: dg.AssetKey | None = None,
+    severity: dg.AssetCheckSeverity = dg.AssetCheckSeverity.ERROR,
 ) -> dg.AssetCheckResult:
-    """A Dagster check result from a library check's verdict and figures."""
+    """A Dagster check result from a library check's verdict and figures (a WARN check's
+    failure is a warning to look at, not an error)."""
     return dg.AssetCheckResult(
         asset_key=asset_key, check_name=name, passed=outcome.passed,
-        description=outcome.description, metadata=outcome.figures,
+        description=outcome.description, metadata=outcome.figures, severity=severity,
     )

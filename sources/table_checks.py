@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -90,3 +91,20 @@ def rows_reconcile(
         {"records_read": records_read, "turns_kept": turns_kept, "quarantined": quarantined,
          "turn_rows_in_file": turn_rows, "quarantine_rows_in_file": quarantine_rows},
     )
+
+
+def only_catalog_sources(trajectories_path: Path, catalog_sources: list[str]) -> CheckOutcome:
+    """Every source with trajectories in the partition is one the catalog names. Ingest
+    replaces only the sources it reads, so the rows of a source since removed from the catalog
+    (or ingested by a separate run into the same data dir) stay: this names them."""
+    with duckdb.connect() as connection:
+        outside = connection.execute(load_sql(__file__, "sources_outside_catalog.sql"),
+                                     {"path": str(trajectories_path),
+                                      "sources": list(catalog_sources)}).fetchall()
+    named = ", ".join(f"{source} ({count} trajectories)" for source, count in outside)
+    description = (f"sources in the partition but not in the catalog: {named}" if outside
+                   else "every source in the partition is in the catalog")
+    return CheckOutcome(not outside, description,
+                        {"outside_catalog": named or "none",
+                         "trajectories_outside_catalog": sum(c for _, c in outside),
+                         "catalog_sources": ", ".join(sorted(catalog_sources)) or "none"})

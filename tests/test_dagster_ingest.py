@@ -23,7 +23,7 @@ def test_raw_traces_partition_materializes_with_passing_checks(
     result = dg.materialize([raw_traces], partition_key=domain, resources={"storage": storage})
     assert result.success
     checks = result.get_asset_check_evaluations()
-    assert len(checks) == 7
+    assert len(checks) == 8
     failed = [(c.asset_key.to_user_string(), c.check_name) for c in checks if not c.passed]
     assert failed == []
     materializations = {
@@ -65,11 +65,19 @@ def test_selecting_raw_turns_alone_materializes_only_it(traces_dir: Path, tmp_pa
     assert (tmp_path / "raw_trajectories" / "domain=os" / "part-0.parquet").exists()
 
 
-def test_partition_keeps_another_runs_source_and_checks_pass(
+def outside_catalog_warning(result: dg.ExecuteInProcessResult) -> str:
+    """The only failed check's figures naming the sources outside the catalog (a warning)."""
+    failed = [c for c in result.get_asset_check_evaluations() if not c.passed]
+    assert [(c.check_name, c.severity) for c in failed] == [
+        ("only_catalog_sources", dg.AssetCheckSeverity.WARN)]
+    return failed[0].metadata["outside_catalog"].value
+
+
+def test_partition_keeps_another_runs_source_and_warns_about_it(
     traces_dir: Path, tmp_path: Path
 ) -> None:
     """A `worldtrace ingest` of another source into the same data dir survives the asset run,
-    and the reconcile check counts the asset's own sources only."""
+    the reconcile check counts the asset's own sources only, and only_catalog_sources warns."""
     from sources.catalog import make_spec
     from sources.ingest import write_tables
 
@@ -77,11 +85,30 @@ def test_partition_keeps_another_runs_source_and_checks_pass(
     write_tables([make_spec("hand-copied", traces_dir / "os", "os")], data)
     storage = WorldtraceStorage(data_dir=str(data), catalog=str(EXAMPLE_CATALOG))
     result = dg.materialize([raw_traces], partition_key="os", resources={"storage": storage})
-    failed = [c.check_name for c in result.get_asset_check_evaluations() if not c.passed]
-    assert failed == []
+    assert result.success
+    assert outside_catalog_warning(result).startswith("hand-copied (")
     rows = pq.read_table(data / "raw_trajectories" / "domain=os").to_pylist()
     sources = sorted({row["source"] for row in rows})
     assert "hand-copied" in sources and len(sources) == 2
     (event,) = [e for e in result.get_asset_materialization_events()
                 if e.asset_key.to_user_string() == "raw_turns"]
     assert event.materialization.metadata["sources_in_partition"].value == ", ".join(sources)
+
+
+def test_a_source_removed_from_the_catalog_is_named_by_a_warning(
+    traces_dir: Path, tmp_path: Path
+) -> None:
+    catalog, data = tmp_path / "sources.toml", tmp_path / "data"
+    example = EXAMPLE_CATALOG.read_text(encoding="utf-8").replace(
+        "../shared/traces", str(traces_dir))
+    catalog.write_text(example + f'\n[[source]]\nname = "retired"\ndomain = "os"\n'
+                                 f'path = "{traces_dir / "os"}"\n', encoding="utf-8")
+    storage = WorldtraceStorage(data_dir=str(data), catalog=str(catalog))
+    first = dg.materialize([raw_traces], partition_key="os", resources={"storage": storage})
+    assert all(c.passed for c in first.get_asset_check_evaluations())
+    retired = pq.read_table(data / "raw_trajectories" / "domain=os").to_pylist()
+    count = sum(row["source"] == "retired" for row in retired)
+    catalog.write_text(example, encoding="utf-8")
+    second = dg.materialize([raw_traces], partition_key="os", resources={"storage": storage})
+    assert second.success
+    assert outside_catalog_warning(second) == f"retired ({count} trajectories)"
