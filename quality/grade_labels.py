@@ -25,7 +25,9 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 
+from quality.calibration import CalibrationConfig, Fold, design_matrix, loso_predictions
 from quality.confusion import Confusion
 from quality.features import compute_turn_features
 from quality.labels import CATEGORIES, label_turns, load_policy
@@ -99,6 +101,9 @@ class LabelGrade:
     by_source: dict[str, Confusion] = field(default_factory=dict)
     unmatched: list[LabelledTurn] = field(default_factory=list)
     method: str = "rules"
+    # pooled leave-one-source-out predictions per method ("rules", "calibration"), with --loso
+    loso: dict[str, Confusion] = field(default_factory=dict)
+    folds: list[Fold] = field(default_factory=list)
 
     def add(self, source: str, truth: str, predicted: str) -> None:
         self.overall.add(truth, predicted)
@@ -125,10 +130,41 @@ class LabelGrade:
             out.append(f"  {source:<24}{c.total:>5}  acc {c.accuracy:.3f}  low-info "
                        f"{lp:.3f} / {lr:.3f}  informative {c.recall('informative'):.3f}  "
                        f"worst {wr:.3f} ({wc})")
+        out += self.loso_lines()
         worst, category = o.worst_recall()
         out.append(f"accuracy {o.accuracy:.3f}, worst recall {worst:.3f} ({category}); "
                    f"low-information precision {p:.3f}, recall {r:.3f}")
         return out
+
+
+    def loso_lines(self) -> list[str]:
+        """The pooled leave-one-source-out tables, one per method."""
+        if not self.loso:
+            return []
+        out = [f"leave-one-source-out, pooled over {len(self.folds)} folds (each source "
+               "predicted by a model fitted on the others):"]
+        for fold in self.folds:
+            out.append(f"  fold {fold.held_out:<24} fitted on {fold.training_turns} turns of "
+                       f"{len(fold.training_sources)} other sources ({fold.iterations} "
+                       "iterations)")
+        notes = {"rules": "no fitted parameters: their LOSO predictions are their predictions, "
+                          "but their thresholds were read off this set",
+                 "calibration": "quality/calibration.py: logistic regression over the features "
+                                "and the rule's category, refitted per fold"}
+        for method, c in self.loso.items():
+            out.append(f"LOSO {method} ({notes.get(method, '')})")
+            out += ["  " + line for line in c.matrix_lines()]
+            out.append(f"  LOSO {method}: {summary(c)}")
+        return out
+
+
+def summary(c: Confusion) -> str:
+    """The headline figures of a confusion matrix, on one line."""
+    p, r = c.low_information()
+    worst, category = c.worst_recall()
+    return (f"accuracy {c.accuracy:.3f}, worst recall {worst:.3f} ({category}); low-information "
+            f"precision {p:.3f}, recall {r:.3f}; informative recall "
+            f"{c.recall('informative'):.3f}")
 
 
 def label_labelled_files(turns: Sequence[LabelledTurn], root: Path, work_dir: Path,
@@ -182,9 +218,28 @@ def grade_rows(turns: Sequence[LabelledTurn], rows: pa.Table, predicted: Sequenc
     return report
 
 
+def add_loso(report: LabelGrade, rows: pa.Table,
+             config: CalibrationConfig | None = None) -> None:
+    """Pooled leave-one-source-out figures of the rules and of the calibration."""
+    config = config or CalibrationConfig()
+    rows = rows.filter(pc.is_valid(rows["predicted"]))  # unmatched turns have no features
+    labels, sources = rows["label"].to_pylist(), rows["source"].to_pylist()
+    predicted, report.folds = loso_predictions(design_matrix(rows, config.use_rules), labels,
+                                               sources, config)
+    for method, guesses in (("rules", rows["predicted"].to_pylist()),
+                            ("calibration", predicted)):
+        report.loso[method] = Confusion()
+        for truth, guess in zip(labels, guesses, strict=True):
+            report.loso[method].add(truth, guess)
+
+
 def grade_labels(labels_path: Path, root: Path, work_dir: Path,
-                 policy_path: Path | None = None) -> LabelGrade:
-    """Grade the policy's categories against a labels file."""
+                 policy_path: Path | None = None, loso: bool = False) -> LabelGrade:
+    """Grade the policy's categories against a labels file; with `loso`, also compare the
+    rules with a calibration fitted leave-one-source-out."""
     turns = load_labels(labels_path)
     rows = label_labelled_files(turns, root, work_dir, policy_path)
-    return grade_rows(turns, rows, rows["predicted"].to_pylist())
+    report = grade_rows(turns, rows, rows["predicted"].to_pylist())
+    if loso:
+        add_loso(report, rows)
+    return report

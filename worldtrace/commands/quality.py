@@ -32,7 +32,8 @@ def run_grade(args: argparse.Namespace) -> int:
                 if several:
                     lines.append(f"== labels {labels}")
                 folder = work / f"labels-{number}" if several else work
-                lines += grade_labels(Path(labels), Path(args.root), folder, policy).lines()
+                lines += grade_labels(Path(labels), Path(args.root), folder, policy,
+                                      args.loso).lines()
         else:
             from quality.grade import grade
 
@@ -58,4 +59,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     grade.add_argument("--root", default=str(DEFAULT_LABELS_ROOT),
                        help="folder the labelled files are relative to (default: %(default)s)")
     grade.add_argument("--policy", help="policy TOML (default: quality/policy.toml)")
+    grade.add_argument("--loso", action="store_true",
+                       help="with --labels: pooled leave-one-source-out tables of the rules and "
+                            "of a calibration refitted per held-out source")
     grade.set_defaults(run=run_grade)
