@@ -14,22 +14,30 @@ labelled AS (
         CASE
             WHEN f.content_chars <= $empty_max_content_chars THEN 'empty'
             WHEN f.is_error THEN 'error'
-            -- the action changed nothing: the previous observation again
+            -- the action changed nothing: the previous observation again (an acknowledgement
+            -- that quotes other arguments than the previous one is echo, below)
             WHEN f.novel_shingles <= $unchanged_max_novel_shingles
-                 AND f.jaccard_prev >= $unchanged_min_jaccard_prev THEN 'unchanged'
+                 AND f.jaccard_prev >= $unchanged_min_jaccard_prev
+                 AND NOT (f.ack_phrase AND f.arg_chars_found >= $echo_min_arg_chars
+                          AND f.repeat_masked <> 1) THEN 'unchanged'
+            -- ... also once clocks, timestamps and ids are masked (a status with a new time)
+            WHEN f.repeat_masked = 1 THEN 'unchanged'
             -- most lines restate the action (the typed command, the lines just inserted)
             WHEN f.action_line_share >= $echo_min_action_line_share THEN 'echo'
             -- an acknowledgement that restates the call's arguments ("Wrote to PATH")
             WHEN f.ack_phrase AND f.arg_chars_found >= $echo_min_arg_chars
                  AND f.ack_words <= $echo_max_ack_words THEN 'echo'
-            -- what is new is the action's own text
+            -- a created or updated object that returns the fields the call sent
+            WHEN f.fields_mirrored >= $echo_min_fields_mirrored
+                 AND f.fields_mirrored >= $echo_min_mirrored_share * f.fields_sent THEN 'echo'
+            -- what is new is the action's own text (its new words: in a short reply)
             WHEN f.overlap_action >= $echo_min_overlap_action
                  OR (f.novel_shingles >= 1 AND f.novelty <= $echo_max_novelty
                      AND (f.action_in_observation
-                          OR f.overlap_action >= $echo_min_overlap_action_with_context
-                          OR f.new_words_in_action >= $echo_min_new_words_in_action))
+                          OR f.overlap_action >= $echo_min_overlap_action_with_context))
                  OR (f.new_words_in_action >= $echo_min_new_words_in_action
-                     AND f.novelty <= $echo_max_novelty_new_words) THEN 'echo'
+                     AND f.novelty <= $echo_max_novelty_new_words
+                     AND f.novel_shingles <= $echo_max_novel_shingles_new_words) THEN 'echo'
             -- the same observation, as a whole, in many trajectories
             WHEN f.corpus_frequency >= b.min_trajectories THEN 'boilerplate'
             -- a generic acknowledgement with nothing of the call or the step in it
@@ -43,11 +51,10 @@ labelled AS (
             WHEN f.template_frequency >= b.min_trajectories THEN 'boilerplate'
             -- a state the trajectory has shown before (and that is not a canned screen)
             WHEN f.novel_shingles <= $unchanged_max_novel_shingles
-                 AND (f.jaccard_max_prev >= $unchanged_min_jaccard_max_prev
-                      OR f.overlap_context >= $unchanged_min_overlap_context) THEN 'unchanged'
+                 AND f.jaccard_max_prev >= $unchanged_min_jaccard_max_prev THEN 'unchanged'
             -- ... also once clocks, counters and ids are masked, or line by line: a view
             -- shown before with only the lines the action touched changed
-            WHEN f.repeat_masked > 0 THEN 'unchanged'
+            WHEN f.repeat_masked = 2 THEN 'unchanged'
             WHEN f.seen_line_share >= $unchanged_min_seen_line_share
                  AND f.action_line_share < $echo_min_action_line_share
                  AND f.obs_shingles >= $unchanged_min_view_shingles

@@ -23,7 +23,11 @@ Columns (REPLY_COLUMN_DOCS):
 - repeat_masked: 1 when the observation equals the previous one once timestamps, clock
   times, hex ids and long numbers are masked and whitespace collapsed, 2 when it equals an
   earlier one, else 0 (a match that differs where the action's arguments are quoted does not
-  count: that is an acknowledgement with other arguments).
+  count: that is an acknowledgement with other arguments);
+- fields_sent, fields_mirrored: the call's JSON fields and those a JSON reply returns under the
+  same key (quality/mirrored_fields.py).
+The keys of a JSON or YAML reply ("status":, data_id:) are the tool's schema, not words of its
+message: they are dropped before ack_words and foreign_ids are counted.
 """
 
 from __future__ import annotations
@@ -31,7 +35,6 @@ from __future__ import annotations
 import bisect
 import hashlib
 import itertools
-import json
 import re
 import string
 from collections.abc import Iterable
@@ -41,6 +44,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from quality.mirrored_fields import MIRRORED_COLUMN_DOCS, call_arguments, mirrored_columns
 from quality.nested import strings_in
 
 SHORT_REPLY_CHARS = 600  # longer observations are not short replies
@@ -49,8 +53,10 @@ REPEAT_HEAD_CHARS = 20_000  # repeat_masked compares this much of each observati
 
 # A harness's sentence saying how the command ended: "Command completed with return code: 0",
 # "[Command finished with exit code 0]", "exit status 0".
-EXIT_STATUS = re.compile(r"(?i)\[?\s*(command )?(completed|finished|exited)? ?with "
-                         r"(return|exit) (code|status):? ?-?\d+\.?\s*\]?")
+EXIT_STATUS = re.compile(r"(?i)\[?\s*(the )?(command )?(completed|finished|exited)? ?with "
+                         r"(return|exit) (code|status):? ?-?\d+\.?\s*\]?"
+                         # OpenHands' frame line naming the shell's folder
+                         r"|\[(current working directory|python interpreter): [^\]\n]*\]")
 ACK_WORDS = frozenset(
     "success successful successfully succeeded complete completed done ok okay created updated"
     " deleted inserted removed saved written wrote sent moved copied renamed formatted applied"
@@ -71,11 +77,15 @@ _ALNUM = re.compile(r"[^\W_]")
 _VOLATILE = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d[\d:.]*(?:Z|[+-]\d\d:?\d\d)?"
                        r"|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
                        r"|\b\d{1,2}:\d\d(?::\d\d)?\b|\b[0-9a-f]{8,}\b|\b[0-9A-F]{8,}\b|\d{4,}")
-_LINE_PREFIX = re.compile(r"(?m)^[ \t]*(\d+:|[+>] )")
+# Line marks dropped before lines are compared: a view's line numbers, a diff's or a quote's
+# marker, and a shell prompt in front of a command (root@0:/app# ls) -- so that a terminal
+# showing only the typed command is a line of the action.
+_LINE_PREFIX = re.compile(r"(?m)^[ \t]*(\d+:|[+>] |[\w.-]+@[\w.-]+:[~/\w.-]*[#$] ?)")
+# A key of a JSON object ("status":) or of a YAML line (data_id:, - status:).
+_REPLY_KEY = re.compile(r'(?m)"[\w .-]{1,40}"\s*:|^[ \t]*-?[ \t]*[a-z_][a-z0-9_]*:(?=\s|$)')
 _NOT_CONTENT = string.punctuation + string.whitespace  # a line of only these is no content
 MIN_ECHO_LINE = 8  # an action line shorter than this restates nothing when found in a line
 LINE_MAX_CHARS = 12_000  # line shares are computed for observations up to this long
-_CALL = re.compile(r"^\s*[\w.:/-]*\((.*)\)\s*$", re.DOTALL)
 
 REPLY_COLUMN_DOCS: dict[str, str] = {
     "action_line_share": "share of the observation's content lines that restate the action "
@@ -94,6 +104,7 @@ REPLY_COLUMN_DOCS: dict[str, str] = {
     "repeat_masked": "1: the previous observation again once timestamps, hex ids and long "
                      "numbers are masked; "
                      "2: an earlier one; 0: neither",
+    **MIRRORED_COLUMN_DOCS,
 }
 
 
@@ -105,12 +116,7 @@ def action_values(action: str) -> list[str]:
     """The action's argument values, longest first: the leaves of `name({...})` JSON
     arguments (or of a bare JSON object), else its lines and its path-like tokens."""
     values: list[str] = []
-    call = _CALL.match(action)
-    text = call.group(1) if call else action
-    try:
-        parsed = json.loads(text) if text.strip()[:1] in ("{", "[") else None
-    except ValueError:
-        parsed = None
+    parsed = call_arguments(action)
     if isinstance(parsed, (dict, list)):
         values = list(_leaves(parsed))
     else:
@@ -137,6 +143,10 @@ def reply_row(values: list[str], observation: str) -> tuple[int, int | None, boo
         return found, None, False, False, 0
     if "with" in rest.lower():
         rest = EXIT_STATUS.sub(" ", rest)
+    # The keys of a JSON or YAML reply ("status":, data_id:) are the tool's schema, the same in
+    # every reply: they are neither words of its message nor identifiers it names.
+    if ":" in rest:
+        rest = _REPLY_KEY.sub(" ", rest)
     plain = _NUMBERISH.sub(" ", rest)
     words = _WORD.findall(plain)
     # Nothing left but punctuation ("Command completed with return code: 0" alone) counts as
@@ -266,6 +276,7 @@ def reply_columns(batch: pa.Table, turn: np.ndarray) -> dict[str, pa.Array]:
     flat, lined = masked_texts(observations)
     action_share, seen_share = line_shares(actions, action_args, observations, lined, turn)
     return {
+        **mirrored_columns(actions, observations),
         "action_line_share": pa.array(action_share, pa.float64()),
         "seen_line_share": pa.array(seen_share, pa.float64()),
         "arg_chars_found": pa.array(found, pa.int32()),

@@ -1,8 +1,10 @@
-"""The turn classifier on the hand-labelled real dev set (quality/labelled/real_dev.jsonl).
+"""The turn classifier on the hand-labelled real sets (quality/labelled/real_dev.jsonl and
+real_holdout.jsonl, see quality/labelled/README.md).
 
-Regression tests: a few dozen real turns, six per category from several sources, must keep the
-category a person gave them, and the whole set must keep the issue's floors. Needs the real
-traces (../shared/traces and ../shared/realdev); skips with the reason when they are absent.
+Regression tests: a few dozen real turns of each set, four to six per category from several
+sources, must keep the category a person gave them, and each whole set must keep the issue's
+floors. Needs the real traces (../shared/traces and ../shared/realdev); skips with the reason
+when they are absent.
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ import pytest
 
 from quality.grade_labels import LabelGrade, grade_rows, label_labelled_files, load_labels
 
-DEV_SET = Path(__file__).resolve().parent.parent / "quality" / "labelled" / "real_dev.jsonl"
+LABELLED = Path(__file__).resolve().parent.parent / "quality" / "labelled"
+DEV_SET = LABELLED / "real_dev.jsonl"
+HOLDOUT_SET = LABELLED / "real_holdout.jsonl"
 
 # (file under the shared root, trajectory position, turn_index, the label a person gave it)
 REGRESSION_TURNS = [
@@ -70,17 +74,74 @@ REGRESSION_TURNS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def graded(traces_dir, tmp_path_factory) -> tuple[dict, LabelGrade]:
+HOLDOUT_TURNS = [
+    ("realdev/mcp/toolathlon/claude-4.5-sonnet_canvas-new-students-notification.json", "$", 3,
+     "empty"),  # a list tool's bare [] again
+    ("realdev/swe/openhands/basic_gui_mode.json", "$", 0, "empty"),  # mkdir -p, no output
+    ("realdev/terminal/atif/terminus_2__hello-world-context-summarization-linear-history"
+     ".trajectory.cont-1.json", "$", 3, "empty"),  # a bare "New Terminal Output:" header
+    ("realdev/terminal/tbench/20250902_orchestrator_claude-4-sonnet__git-workflow-hack.4-of-5",
+     "folder", 0, "empty"),  # clear: a bare prompt
+    ("realdev/mcp/toolathlon/claude-4.5-sonnet_academic-pdf-report.json", "$", 26, "error"),
+    ("realdev/mcp/toolathlon/claude-4.5-sonnet_email-paper-homepage.json", "$", 17, "error"),
+    ("realdev/mcp/toolathlon/deepseek-v3.2-exp_imagenet.json", "$", 14, "error"),  # no matches
+    ("realdev/mcp/toolathlon/deepseek-v3.2-exp_excel-data-transformation.json", "$", 11,
+     "error"),  # the tool timed out
+    ("realdev/mcp/toolathlon/claude-4.5-sonnet_academic-pdf-report.json", "$", 21,
+     "unchanged"),  # the same status with a new timestamp
+    ("realdev/mcp/toolathlon/claude-4.5-sonnet_travel-expense-reimbursement.json", "$", 50,
+     "unchanged"),  # the same query-success body with a new data_id
+    ("realdev/mcp/toolathlon/claude-4.5-sonnet_woocommerce-update-cover.json", "$", 13,
+     "unchanged"),  # a product re-read as its update returned it
+    ("realdev/mcp/toolathlon/claude-4.5-sonnet_travel-expense-reimbursement.json", "$", 63,
+     "unchanged"),  # the identical send acknowledgement again
+    ("realdev/mcp/toolathlon/claude-4.5-sonnet_canvas-art-manager.json", "$", 67,
+     "echo"),  # the enrollment returns the fields sent
+    ("realdev/mcp/toolathlon/claude-4.5-sonnet_canvas-art-manager.json", "$", 38,
+     "echo"),  # the created course returns the fields sent
+    ("realdev/terminal/atif/terminus_2__hello-world-context-summarization-linear-history"
+     ".trajectory.json", "$", 0, "echo"),  # only the typed mkdir behind a prompt
+    ("realdev/mcp/toolathlon/claude-4.5-sonnet_travel-expense-reimbursement.json", "$", 69,
+     "echo"),  # a send acknowledgement naming another recipient
+    ("realdev/mcp/toolathlon/claude-4.5-sonnet_academic-pdf-report.json", "$", 16,
+     "boilerplate"),  # {"status": "converting", "message": "Paper downloaded, ..."}
+    ("realdev/mcp/toolathlon/claude-4.5-sonnet_travel-expense-reimbursement.json", "$", 12,
+     "boilerplate"),  # "status: success, message: Query executed successfully"
+    ("realdev/terminal/atif/openhands__hello-world.trajectory.no_function_calling.json", "$", 0,
+     "boilerplate"),  # exit code 0 and the working folder, no output
+    ("realdev/mcp/toolathlon/deepseek-v3.2-exp_excel-data-transformation.json", "$", 24,
+     "boilerplate"),  # rm: return code 0 and nothing else
+    ("realdev/mcp/toolathlon/claude-4.5-sonnet_k8s-pr-preview-testing.json", "$", 21,
+     "informative"),  # a file read, pieces of which the trajectory showed before
+    ("realdev/mcp/toolathlon/deepseek-v3.2-exp_academic-warning.json", "$", 24, "informative"),
+    ("realdev/mcp/toolathlon/deepseek-v3.2-exp_canvas-art-quiz.json", "$", 8, "informative"),
+    ("realdev/mcp/toolathlon/claude-4.5-sonnet_courses-ta-hws.json", "$", 30,
+     "informative"),  # a long report from a script that holds its data in its code
+    ("realdev/mcp/explore-mcp/session_20251023_230007.jsonl", "line 1", 1, "informative"),
+]
+
+
+def grade_set(labels: Path, traces_dir: Path, work: Path) -> tuple[dict, LabelGrade]:
+    """Predicted category per (file, position, turn_index), and the set's grade."""
     root = traces_dir.parent
     if not (root / "realdev").is_dir():
         pytest.skip(f"real dev trajectories not found at {root / 'realdev'}")
-    turns = load_labels(DEV_SET)
-    rows = label_labelled_files(turns, root, tmp_path_factory.mktemp("real_dev"))
+    turns = load_labels(labels)
+    rows = label_labelled_files(turns, root, work)
     predicted = {(f, p, i): c for f, p, i, c in zip(
         rows["file"].to_pylist(), rows["position"].to_pylist(), rows["turn_index"].to_pylist(),
         rows["predicted"].to_pylist(), strict=True)}
     return predicted, grade_rows(turns, rows, rows["predicted"].to_pylist())
+
+
+@pytest.fixture(scope="module")
+def graded(traces_dir, tmp_path_factory) -> tuple[dict, LabelGrade]:
+    return grade_set(DEV_SET, traces_dir, tmp_path_factory.mktemp("real_dev"))
+
+
+@pytest.fixture(scope="module")
+def graded_holdout(traces_dir, tmp_path_factory) -> tuple[dict, LabelGrade]:
+    return grade_set(HOLDOUT_SET, traces_dir, tmp_path_factory.mktemp("real_holdout"))
 
 
 def test_the_dev_set_covers_every_category_and_domain():
@@ -98,8 +159,22 @@ def test_labelled_real_turn(graded, file, position, turn_index, label):
     assert predicted[file, position, turn_index] == label
 
 
-def test_real_dev_set_floors(graded):
-    _, report = graded
+@pytest.mark.parametrize(("file", "position", "turn_index", "label"), HOLDOUT_TURNS)
+def test_labelled_held_out_turn(graded_holdout, file, position, turn_index, label):
+    predicted, _ = graded_holdout
+    assert predicted[file, position, turn_index] == label
+
+
+def test_the_held_out_set_uses_no_dev_turn():
+    dev = {(t.file, t.position, t.turn_index) for t in load_labels(DEV_SET)}
+    held_out = load_labels(HOLDOUT_SET)
+    assert len(held_out) >= 150 and not dev & {(t.file, t.position, t.turn_index)
+                                               for t in held_out}
+
+
+@pytest.mark.parametrize("which", ["graded", "graded_holdout"])
+def test_real_set_floors(request, which):
+    _, report = request.getfixturevalue(which)
     overall = report.overall
     low_precision, low_recall = overall.low_information()
     assert not report.unmatched

@@ -1,4 +1,4 @@
-"""Policy v2's tool-independent evidence on hand-built turns: acknowledgements that restate the
+"""Policy v2 and v3 tool-independent evidence on hand-built turns: acknowledgements that restate the
 call (echo) or nothing (boilerplate), refusal phrasing (error), a blank browser tab (empty), a
 screen again with only its clock changed (unchanged)."""
 
@@ -9,6 +9,7 @@ from quality_rows import trajectory, write_partition
 
 from quality.features import compute_turn_features
 from quality.labels import label_turns
+from quality.mirrored_fields import mirrored_fields
 from quality.reply_features import action_values
 
 TOOL = {"action_kind": "tool_call", "observation_format": "tool_result_text"}
@@ -43,3 +44,63 @@ def test_v2_rules_on_hand_built_turns(tmp_path):
     categories = pq.read_table(tmp_path / "l.parquet")["category"].to_pylist()
     assert categories == ["informative", "echo", "boilerplate", "error", "boilerplate",
                           "empty", "informative", "unchanged"]
+
+
+def test_mirrored_fields_are_the_keys_sent_back_with_their_values():
+    create = 'lms-create_course({"account_id": 1, "name": "Poetry-7", "course_code": "PO-7"})'
+    reply = '{"id": 17, "name": "Poetry-7", "accountId": 1, "course_code": "PO-7", "x": null}'
+    assert mirrored_fields(create, reply) == (3, 3)  # account_id matches accountId
+    # a read sends a key that comes back under another name: nothing mirrored
+    assert mirrored_fields('shop-get({"productId": 27})', '{"id": 27, "name": "Bag"}') == (1, 0)
+    assert mirrored_fields("ls -la", '{"a": 1}') == (0, 0)  # not a JSON call
+    assert mirrored_fields(create, "Course created") == (0, 0)  # not a JSON reply
+
+
+def test_v3_rules_on_hand_built_turns(tmp_path):
+    started = '{{"status": "converting", "message": "Paper downloaded, conversion started", ' \
+              '"started_at": "2025-10-17T23:0{}:50.470744"}}'
+    enroll = 'lms-enroll({{"course_id": 29, "user_id": {0}, "role": "Teacher"}})'
+    enrolled = ('{{"id": {1}, "user_id": {0}, "course_id": 29, "role": "Teacher", '
+                '"created_at": "2025-10-17T23:00:4{1}Z", "state": "active"}}')
+    listing = "\n".join(f"{name}.csv" for name in (
+        "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"))
+    steps = [
+        ("term-run({\"command\": \"ls /w\"})", listing, TOOL),
+        ("term-run({\"command\": \"ls /w | head -3\"})", "\n".join(listing.split()[:3]), TOOL),
+        ("mail-send({\"to\": \"ana@x.com\", \"body\": \"Hi\"})",
+         "Email sent successfully to ana@x.com", TOOL),
+        ("mail-send({\"to\": \"bob@x.com\", \"body\": \"Hi\"})",
+         "Email sent successfully to bob@x.com", TOOL),
+        ("mail-send({\"to\": \"bob@x.com\", \"body\": \"Hi again\"})",
+         "Email sent successfully to bob@x.com", TOOL),
+        ("papers-download({\"paper_id\": \"2503.05631\"})", started.format(1), TOOL),
+        ("papers-download({\"paper_id\": \"2502.12147\"})", started.format(2), TOOL),
+        (enroll.format(68), enrolled.format(68, 7), TOOL),
+        (enroll.format(70), enrolled.format(70, 8), TOOL),
+    ]
+    turns, _ = write_partition(tmp_path, "mcp", {"t.json": trajectory("task", steps)})
+    compute_turn_features(turns, tmp_path / "f.parquet")
+    label_turns(tmp_path / "f.parquet", tmp_path / "l.parquet")
+    categories = pq.read_table(tmp_path / "l.parquet")["category"].to_pylist()
+    assert categories == [
+        "informative",  # a listing
+        "informative",  # the head of that listing: a new view, not the previous state again
+        "echo", "echo",  # the acknowledgement names the recipient sent, another each time
+        "unchanged",  # the same acknowledgement as the previous turn
+        "boilerplate",  # a fixed status with nothing of the call in it
+        "unchanged",  # the same status again, only its timestamp new
+        "echo", "echo",  # the created enrollment returns the fields sent
+    ]
+
+
+def test_a_terminal_showing_only_the_typed_command_is_echo(tmp_path):
+    screen = "New Terminal Output:\n\nroot@CONTAINER_ID:/app# {}\n\n"
+    steps = [("mkdir test_dir\n", screen.format("mkdir test_dir"),
+              {"action_kind": "shell", "observation_format": "terminal_screen"}),
+             ("ls\n", screen.format("ls") + "test_dir\nnotes.txt\nroot@CONTAINER_ID:/app#\n",
+              {"action_kind": "shell", "observation_format": "terminal_screen"})]
+    turns, _ = write_partition(tmp_path, "terminal", {"t.cast": trajectory("task", steps)})
+    compute_turn_features(turns, tmp_path / "f.parquet")
+    label_turns(tmp_path / "f.parquet", tmp_path / "l.parquet")
+    assert pq.read_table(tmp_path / "l.parquet")["category"].to_pylist() == [
+        "echo", "informative"]

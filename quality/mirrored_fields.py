@@ -1,0 +1,86 @@
+"""How many of a call's fields come back in its JSON reply: a created or updated object that
+mirrors what the agent sent ("a created object returned as JSON that mirrors the fields the
+agent sent" is echo, ../shared/notes/turn-categories.md).
+
+The action's JSON arguments (`tool({...})`, or a bare JSON object) and the observation, when it
+is a JSON object, are both flattened to (key, value) leaves: keys compared without case and
+punctuation (`spreadsheet_id` matches `spreadsheetId`), values as JSON (a list of scalars as one
+value). `fields_sent` counts the action's leaves, `fields_mirrored` those that the reply holds
+under the same key with the same value, at any depth.
+
+Why pairs and not values: a read call sends keys that come back under other names
+(`get_product({"productId": 27})` -> `{"id": 27, ...}`, a ticker and a `date` -> a
+`requested_date`), while a create or update call's content comes back under the name it was
+sent with (`name`, `course_code`, `user_id`, `role`, `enrollment_state`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pyarrow as pa
+
+# `tool_name({...})`, the form the readers write tool calls in (reply_features.action_values).
+CALL = re.compile(r"^\s*[\w.:/-]*\((.*)\)\s*$", re.DOTALL)
+MAX_REPLY_CHARS = 100_000  # longer observations are pages or listings, not a created object
+_KEY_NOISE = re.compile(r"[^a-z0-9]")
+
+MIRRORED_COLUMN_DOCS: dict[str, str] = {
+    "fields_sent": "(key, value) leaves of the action's JSON arguments (0: not a JSON call)",
+    "fields_mirrored": "of those, how many the observation (a JSON object) holds under the same "
+                       "key with the same value (a created object mirroring the call)",
+}
+
+
+def call_arguments(action: str) -> Any:
+    """The parsed JSON arguments of `tool({...})` or of a bare JSON document, else None."""
+    call = CALL.match(action)
+    text = (call.group(1) if call else action).strip()
+    if text[:1] not in ("{", "["):
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def field_pairs(value: Any, key: str | None = None) -> Iterator[tuple[str, str]]:
+    """(normalised key, JSON value) of every keyed leaf; a list of scalars is one leaf, null and
+    empty strings are none (defaults, not something sent)."""
+    if isinstance(value, dict):
+        for name, item in value.items():
+            yield from field_pairs(item, str(name))
+    elif isinstance(value, list):
+        if key is not None and value and not any(isinstance(v, (dict, list)) for v in value):
+            yield _KEY_NOISE.sub("", key.lower()), json.dumps(value, sort_keys=True)
+        else:
+            for item in value:
+                yield from field_pairs(item, key)
+    elif key is not None and value is not None and value != "":
+        text = value.strip() if isinstance(value, str) else json.dumps(value)
+        yield _KEY_NOISE.sub("", key.lower()), text
+
+
+def mirrored_fields(action: str, observation: str) -> tuple[int, int]:
+    """(fields_sent, fields_mirrored) of one turn; (0, 0) unless the action has JSON arguments
+    with keys and the observation is a JSON object."""
+    arguments = call_arguments(action or "")
+    sent = set(field_pairs(arguments)) if isinstance(arguments, dict) else set()
+    text = (observation or "").strip()
+    if not sent or not text.startswith("{") or len(text) > MAX_REPLY_CHARS:
+        return 0, 0
+    try:
+        reply = json.loads(text)
+    except ValueError:
+        return len(sent), 0
+    return len(sent), len(sent & set(field_pairs(reply)))
+
+
+def mirrored_columns(actions: list[str], observations: list[str]) -> dict[str, pa.Array]:
+    """The MIRRORED_COLUMN_DOCS columns, in row order."""
+    pairs = [mirrored_fields(a, o) for a, o in zip(actions, observations, strict=True)]
+    return {"fields_sent": pa.array([p[0] for p in pairs], pa.int32()),
+            "fields_mirrored": pa.array([p[1] for p in pairs], pa.int32())}
