@@ -7,10 +7,11 @@ import threading
 from collections.abc import Callable
 
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 
-# reply(request number from 1, request body) -> the assistant's text, or None to answer 503.
-Reply = Callable[[int, dict], str | None]
+# reply(request number from 1, request body) -> the assistant's text, None to answer 503, or a
+# response of its own (e.g. a 400 context_length_exceeded).
+Reply = Callable[[int, dict], str | Response | None]
 
 
 def scripted_endpoint(reply: Reply, model: str = "scripted") -> tuple[FastAPI, list[dict]]:
@@ -34,6 +35,8 @@ def scripted_endpoint(reply: Reply, model: str = "scripted") -> tuple[FastAPI, l
         if text is None:
             return JSONResponse({"error": {"message": "overloaded", "type": "server_error"}},
                                 503)
+        if isinstance(text, Response):
+            return text
         return {"id": f"c{number}", "object": "chat.completion", "created": 0, "model": model,
                 "choices": [{"index": 0, "finish_reason": "stop",
                              "message": {"role": "assistant", "content": text}}],

@@ -7,6 +7,7 @@ import json
 
 import httpx
 import pytest
+from fastapi.responses import JSONResponse
 
 from bench.endpoint import EndpointConfig
 from bench.judges.llm_judge import (
@@ -23,6 +24,7 @@ from bench.judges.llm_judge import (
 )
 from bench.local_model import LocalChatModel
 from bench.sample import BenchSample
+from bench.serve.protocol import error_body
 from bench.serve.run import ServeConfig, model_app, serve_in_background
 from sources.schema import DOMAINS
 from tests.scripted_endpoint import scripted_endpoint
@@ -192,3 +194,22 @@ def test_gui_caps_apply_to_the_judges_verdict():
     assert android.factuality == 2 and android.quality == 2 and android.realism == 3
     assert android.evidence["judge_scores"] == SCORES
     assert terminal.as_dict() == SCORES
+
+
+def test_the_verdict_of_a_smaller_view_is_kept_with_the_view(tmp_path):
+    def reply(number: int, body: dict):
+        if len(body["messages"][-1]["content"]) > 9000:  # this judge's "context"
+            return JSONResponse(error_body("too long", "invalid_request_error",
+                                           "context_length_exceeded"), 400)
+        return GOOD
+
+    app, received = scripted_endpoint(reply)
+    with serve_in_background(app) as url:
+        scores = LLMJudge(config(url, tmp_path)).judge(long_sample(reference_chars=2000),
+                                                       PREDICTION)
+        assert scores.as_dict() == SCORES
+        assert scores.evidence["shown"] == {"history_turns": 1, "max_chars": 6000}
+        assert len(received) == 4  # 8, 4 and 2 turns were too long
+        again = LLMJudge(config(url, tmp_path)).judge(long_sample(reference_chars=2000),
+                                                      PREDICTION)
+    assert again.evidence["shown"] == scores.evidence["shown"] and len(received) == 4
