@@ -68,6 +68,11 @@ class Calibration:
     scale: np.ndarray
     coefficients: np.ndarray
     iterations: int
+    training_turns: int
+
+    @property
+    def uses_rules(self) -> bool:
+        return any(name.startswith("rule=") for name in self.inputs)
 
     def logits(self, x: np.ndarray) -> np.ndarray:
         return _with_bias((x - self.mean) / self.scale) @ self.coefficients
@@ -152,7 +157,7 @@ def fit(x: np.ndarray, labels: Sequence[str], config: CalibrationConfig = Calibr
     objective = _Objective(z, np.eye(len(CATEGORIES))[y], class_weight[y] / class_weight[y].sum(),
                            penalty)
     coefficients, iterations = _newton(objective, config)
-    return Calibration(inputs, mean, scale, coefficients, iterations)
+    return Calibration(inputs, mean, scale, coefficients, iterations, len(labels))
 
 
 @dataclass

@@ -27,7 +27,14 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from quality.calibration import CalibrationConfig, Fold, design_matrix, loso_predictions
+from quality.calibration import (
+    Calibration,
+    CalibrationConfig,
+    Fold,
+    design_matrix,
+    fit,
+    loso_predictions,
+)
 from quality.confusion import Confusion
 from quality.features import compute_turn_features
 from quality.labels import CATEGORIES, label_turns, load_policy
@@ -104,6 +111,9 @@ class LabelGrade:
     # pooled leave-one-source-out predictions per method ("rules", "calibration"), with --loso
     loso: dict[str, Confusion] = field(default_factory=dict)
     folds: list[Fold] = field(default_factory=list)
+    # rules and a calibration fitted on another labelled set (--calibrate-on), on this set
+    fitted: dict[str, Confusion] = field(default_factory=dict)
+    fitted_on: str = ""
 
     def add(self, source: str, truth: str, predicted: str) -> None:
         self.overall.add(truth, predicted)
@@ -130,12 +140,11 @@ class LabelGrade:
             out.append(f"  {source:<24}{c.total:>5}  acc {c.accuracy:.3f}  low-info "
                        f"{lp:.3f} / {lr:.3f}  informative {c.recall('informative'):.3f}  "
                        f"worst {wr:.3f} ({wc})")
-        out += self.loso_lines()
+        out += self.loso_lines() + self.fitted_lines()
         worst, category = o.worst_recall()
         out.append(f"accuracy {o.accuracy:.3f}, worst recall {worst:.3f} ({category}); "
                    f"low-information precision {p:.3f}, recall {r:.3f}")
         return out
-
 
     def loso_lines(self) -> list[str]:
         """The pooled leave-one-source-out tables, one per method."""
@@ -148,14 +157,30 @@ class LabelGrade:
                        f"{len(fold.training_sources)} other sources ({fold.iterations} "
                        "iterations)")
         notes = {"rules": "no fitted parameters: their LOSO predictions are their predictions, "
-                          "but their thresholds were read off this set",
+                          "but their thresholds were read off the dev set",
                  "calibration": "quality/calibration.py: logistic regression over the features "
                                 "and the rule's category, refitted per fold"}
-        for method, c in self.loso.items():
-            out.append(f"LOSO {method} ({notes.get(method, '')})")
-            out += ["  " + line for line in c.matrix_lines()]
-            out.append(f"  LOSO {method}: {summary(c)}")
-        return out
+        return out + comparison_lines("LOSO", self.loso, notes)
+
+    def fitted_lines(self) -> list[str]:
+        """The tables of a calibration fitted on another labelled set, beside the rules."""
+        if not self.fitted:
+            return []
+        notes = {"rules": "the policy as it is",
+                 "calibration": f"fitted on {self.fitted_on}; applied unchanged"}
+        return ([f"calibration fitted on {self.fitted_on}, graded on this set beside the rules:"]
+                + comparison_lines("calibrate-on", self.fitted, notes))
+
+
+def comparison_lines(heading: str, tables: dict[str, Confusion], notes: dict[str, str]
+                     ) -> list[str]:
+    """One confusion matrix and one headline line per method."""
+    out: list[str] = []
+    for method, c in tables.items():
+        out.append(f"{heading} {method} ({notes[method]})")
+        out += ["  " + line for line in c.matrix_lines()]
+        out.append(f"  {heading} {method}: {summary(c)}")
+    return out
 
 
 def summary(c: Confusion) -> str:
@@ -218,28 +243,63 @@ def grade_rows(turns: Sequence[LabelledTurn], rows: pa.Table, predicted: Sequenc
     return report
 
 
+def _graded_rows(rows: pa.Table) -> pa.Table:
+    """The labelled turns that were found (an unmatched turn has no features)."""
+    return rows.filter(pc.is_valid(rows["predicted"]))
+
+
+def _confusions(labels: Sequence[str], predictions: dict[str, Sequence[str]]
+                ) -> dict[str, Confusion]:
+    tables: dict[str, Confusion] = {}
+    for method, guesses in predictions.items():
+        tables[method] = Confusion()
+        for truth, guess in zip(labels, guesses, strict=True):
+            tables[method].add(truth, guess)
+    return tables
+
+
 def add_loso(report: LabelGrade, rows: pa.Table,
              config: CalibrationConfig | None = None) -> None:
     """Pooled leave-one-source-out figures of the rules and of the calibration."""
     config = config or CalibrationConfig()
-    rows = rows.filter(pc.is_valid(rows["predicted"]))  # unmatched turns have no features
+    rows = _graded_rows(rows)
     labels, sources = rows["label"].to_pylist(), rows["source"].to_pylist()
     predicted, report.folds = loso_predictions(design_matrix(rows, config.use_rules), labels,
                                                sources, config)
-    for method, guesses in (("rules", rows["predicted"].to_pylist()),
-                            ("calibration", predicted)):
-        report.loso[method] = Confusion()
-        for truth, guess in zip(labels, guesses, strict=True):
-            report.loso[method].add(truth, guess)
+    report.loso = _confusions(labels, {"rules": rows["predicted"].to_pylist(),
+                                       "calibration": predicted})
+
+
+def add_fitted(report: LabelGrade, rows: pa.Table, model: Calibration, fitted_on: str) -> None:
+    """Figures of the rules and of a calibration fitted on another labelled set."""
+    rows = _graded_rows(rows)
+    predicted = model.predict(design_matrix(rows, model.uses_rules))
+    report.fitted = _confusions(rows["label"].to_pylist(), {
+        "rules": rows["predicted"].to_pylist(), "calibration": predicted})
+    report.fitted_on = f"{fitted_on}, {model.training_turns} turns"
+
+
+def fit_calibration(labels_path: Path, root: Path, work_dir: Path,
+                    policy_path: Path | None = None,
+                    config: CalibrationConfig | None = None) -> Calibration:
+    """A calibration fitted on every turn of a labels file (with the policy's rules as input)."""
+    config = config or CalibrationConfig()
+    rows = _graded_rows(label_labelled_files(load_labels(labels_path), root, work_dir,
+                                             policy_path))
+    return fit(design_matrix(rows, config.use_rules), rows["label"].to_pylist(), config)
 
 
 def grade_labels(labels_path: Path, root: Path, work_dir: Path,
-                 policy_path: Path | None = None, loso: bool = False) -> LabelGrade:
+                 policy_path: Path | None = None, loso: bool = False,
+                 calibration: tuple[Calibration, str] | None = None) -> LabelGrade:
     """Grade the policy's categories against a labels file; with `loso`, also compare the
-    rules with a calibration fitted leave-one-source-out."""
+    rules with a calibration fitted leave-one-source-out; with `calibration` (a model and the
+    set it was fitted on), with that model."""
     turns = load_labels(labels_path)
     rows = label_labelled_files(turns, root, work_dir, policy_path)
     report = grade_rows(turns, rows, rows["predicted"].to_pylist())
     if loso:
         add_loso(report, rows)
+    if calibration:
+        add_fitted(report, rows, *calibration)
     return report

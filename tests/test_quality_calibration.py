@@ -96,3 +96,22 @@ def test_grade_loso_prints_both_pooled_tables(tmp_path, traces_dir, capsys):
     folds = [line for line in out if line.startswith("  fold ")]
     assert len(folds) == len(sources)
     assert all(f"of {len(sources) - 1} other sources" in line for line in folds)
+
+
+def test_grade_calibrate_on_fits_on_one_set_and_grades_another(tmp_path, traces_dir, capsys):
+    # the dev set's ../shared/traces turns, split in two by line: fit on one, grade the other
+    lines = [line for line in DEV_SET.read_text(encoding="utf-8").splitlines()
+             if json.loads(line)["file"].startswith("traces/")]
+    fit_on, graded = tmp_path / "fit.jsonl", tmp_path / "graded.jsonl"
+    fit_on.write_text("\n".join(lines[0::2]) + "\n", encoding="utf-8")
+    graded.write_text("\n".join(lines[1::2]) + "\n", encoding="utf-8")
+    assert main(["quality", "grade", "--labels", str(graded), "--root", str(traces_dir.parent),
+                 "--calibrate-on", str(fit_on)]) == 0
+    out = capsys.readouterr().out.strip().splitlines()
+    assert (f"calibration fitted on fit.jsonl, {len(lines[0::2])} turns, graded on this set "
+            "beside the rules:") in out
+    for method in ("rules", "calibration"):
+        summary = [line for line in out if line.startswith(f"  calibrate-on {method}: ")]
+        assert len(summary) == 1 and "informative recall" in summary[0]
+    assert out[0].startswith(f"labelled turns graded: {len(lines[1::2])} ")
+    assert out[-1].startswith("accuracy ") and not any("LOSO" in line for line in out)

@@ -24,6 +24,13 @@ def run_grade(args: argparse.Namespace) -> int:
             from quality.grade_labels import grade_labels
 
             policy = Path(args.policy) if args.policy else None
+            calibration = None
+            if args.calibrate_on:
+                from quality.grade_labels import fit_calibration
+
+                model = fit_calibration(Path(args.calibrate_on), Path(args.root),
+                                        work / "calibrate-on", policy)
+                calibration = (model, Path(args.calibrate_on).name)
             lines = []
             # several sets (dev, held-out): one report each, in the order given, each in its
             # own work folder; a single set prints exactly as before
@@ -33,7 +40,7 @@ def run_grade(args: argparse.Namespace) -> int:
                     lines.append(f"== labels {labels}")
                 folder = work / f"labels-{number}" if several else work
                 lines += grade_labels(Path(labels), Path(args.root), folder, policy,
-                                      args.loso).lines()
+                                      args.loso, calibration).lines()
         else:
             from quality.grade import grade
 
@@ -62,4 +69,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     grade.add_argument("--loso", action="store_true",
                        help="with --labels: pooled leave-one-source-out tables of the rules and "
                             "of a calibration refitted per held-out source")
+    grade.add_argument("--calibrate-on", metavar="FILE",
+                       help="with --labels: fit the calibration on this labelled set (e.g. the "
+                            "dev set) and grade it, beside the rules, on each --labels set")
     grade.set_defaults(run=run_grade)
