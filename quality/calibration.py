@@ -34,7 +34,7 @@ from quality.labels import CATEGORIES
 LOG_FEATURES: tuple[str, ...] = (
     "obs_chars", "action_chars", "content_chars", "obs_shingles", "novel_shingles", "new_words",
     "own_words", "length_ratio_prev", "length_ratio_action", "arg_chars_found", "ack_words",
-    "foreign_ids", "corpus_frequency", "template_frequency")
+    "foreign_ids", "corpus_frequency", "template_frequency", "fields_sent", "fields_mirrored")
 LINEAR_FEATURES: tuple[str, ...] = (
     "new_words_in_action", "overlap_action", "overlap_context", "novelty", "jaccard_prev",
     "jaccard_max_prev", "action_in_observation", "is_error", "action_line_share",

@@ -14,6 +14,10 @@ features and labels run over them, and each labelled turn is compared with its p
 category: confusion matrix, precision / recall per category, the binary low-information view
 (what the loss weight sees), and the same figures per held-out source. The last line printed
 is the accuracy and the worst recall.
+
+With `--loso` the rules are compared with a learned calibration (quality/calibration.py)
+refitted for each held-out source, both pooled over the folds; with `--calibrate-on D` the
+calibration is fitted on every turn of the labels file D and graded beside the rules.
 """
 
 from __future__ import annotations
