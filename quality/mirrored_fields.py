@@ -12,6 +12,11 @@ Why pairs and not values: a read call sends keys that come back under other name
 (`get_product({"productId": 27})` -> `{"id": 27, ...}`, a ticker and a `date` -> a
 `requested_date`), while a create or update call's content comes back under the name it was
 sent with (`name`, `course_code`, `user_id`, `role`, `enrollment_state`).
+
+`write_call` says whether the tool's name holds a verb that writes (create, add, update, send,
+...: WRITE_VERBS), as any tool names its operation: a write whose every field comes back is a
+created object mirroring the call even when it sent a single field
+(`create_spreadsheet({"title": ...})` -> `{"spreadsheetId": ..., "title": ..., ...}`).
 """
 
 from __future__ import annotations
@@ -27,11 +32,17 @@ import pyarrow as pa
 CALL = re.compile(r"^\s*[\w.:/-]*\((.*)\)\s*$", re.DOTALL)
 MAX_REPLY_CHARS = 100_000  # longer observations are pages or listings, not a created object
 _KEY_NOISE = re.compile(r"[^a-z0-9]")
+WRITE_VERBS = frozenset(
+    "create add insert update set put patch post new write save upload submit send rename move"
+    " copy delete remove edit modify append".split())
+_CAMEL = re.compile(r"([a-z])([A-Z])")
+_NAME_WORD = re.compile(r"[a-z]+")
 
 MIRRORED_COLUMN_DOCS: dict[str, str] = {
     "fields_sent": "(key, value) leaves of the action's JSON arguments (0: not a JSON call)",
     "fields_mirrored": "of those, how many the observation (a JSON object) holds under the same "
                        "key with the same value (a created object mirroring the call)",
+    "write_call": "the tool's name holds a writing verb (create, add, update, send, ...)",
 }
 
 
@@ -66,21 +77,34 @@ def field_pairs(value: Any, key: str | None = None) -> Iterator[tuple[str, str]]
 
 def mirrored_fields(action: str, observation: str) -> tuple[int, int]:
     """(fields_sent, fields_mirrored) of one turn; (0, 0) unless the action has JSON arguments
-    with keys and the observation is a JSON object."""
+    with keys and the observation is a JSON object (or a list of exactly one)."""
     arguments = call_arguments(action or "")
     sent = set(field_pairs(arguments)) if isinstance(arguments, dict) else set()
     text = (observation or "").strip()
-    if not sent or not text.startswith("{") or len(text) > MAX_REPLY_CHARS:
+    if not sent or text[:1] not in ("{", "[") or len(text) > MAX_REPLY_CHARS:
         return 0, 0
     try:
         reply = json.loads(text)
     except ValueError:
-        return len(sent), 0
+        return 0, 0
+    if isinstance(reply, list) and len(reply) == 1:
+        reply = reply[0]  # a reply that wraps the one object it made in a list
+    if not isinstance(reply, dict):
+        return 0, 0
     return len(sent), len(sent & set(field_pairs(reply)))
 
 
-def mirrored_columns(actions: list[str], observations: list[str]) -> dict[str, pa.Array]:
+def write_call(tool_name: str | None) -> bool:
+    """Whether a tool's name (`sheets-create_spreadsheet`, `createIssue`) holds a WRITE_VERBS
+    word."""
+    words = _NAME_WORD.findall(_CAMEL.sub(r"\1_\2", tool_name or "").lower())
+    return any(word in WRITE_VERBS for word in words)
+
+
+def mirrored_columns(actions: list[str], observations: list[str],
+                     tool_names: list[str | None]) -> dict[str, pa.Array]:
     """The MIRRORED_COLUMN_DOCS columns, in row order."""
     pairs = [mirrored_fields(a, o) for a, o in zip(actions, observations, strict=True)]
     return {"fields_sent": pa.array([p[0] for p in pairs], pa.int32()),
-            "fields_mirrored": pa.array([p[1] for p in pairs], pa.int32())}
+            "fields_mirrored": pa.array([p[1] for p in pairs], pa.int32()),
+            "write_call": pa.array([write_call(t) for t in tool_names], pa.bool_())}

@@ -24,8 +24,8 @@ Columns (REPLY_COLUMN_DOCS):
   times, hex ids and long numbers are masked and whitespace collapsed, 2 when it equals an
   earlier one, else 0 (a match that differs where the action's arguments are quoted does not
   count: that is an acknowledgement with other arguments);
-- fields_sent, fields_mirrored: the call's JSON fields and those a JSON reply returns under the
-  same key (quality/mirrored_fields.py).
+- fields_sent, fields_mirrored, write_call: the call's JSON fields, those a JSON reply returns
+  under the same key, and whether the tool's name says it writes (quality/mirrored_fields.py).
 The keys of a JSON or YAML reply ("status":, data_id:) are the tool's schema, not words of its
 message: they are dropped before ack_words and foreign_ids are counted.
 """
@@ -276,7 +276,7 @@ def reply_columns(batch: pa.Table, turn: np.ndarray) -> dict[str, pa.Array]:
     flat, lined = masked_texts(observations)
     action_share, seen_share = line_shares(actions, action_args, observations, lined, turn)
     return {
-        **mirrored_columns(actions, observations),
+        **mirrored_columns(actions, observations, batch["tool_name"].to_pylist()),
         "action_line_share": pa.array(action_share, pa.float64()),
         "seen_line_share": pa.array(seen_share, pa.float64()),
         "arg_chars_found": pa.array(found, pa.int32()),

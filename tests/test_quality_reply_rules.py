@@ -9,7 +9,7 @@ from quality_rows import trajectory, write_partition
 
 from quality.features import compute_turn_features
 from quality.labels import label_turns
-from quality.mirrored_fields import mirrored_fields
+from quality.mirrored_fields import mirrored_fields, write_call
 from quality.reply_features import action_values
 
 TOOL = {"action_kind": "tool_call", "observation_format": "tool_result_text"}
@@ -54,6 +54,16 @@ def test_mirrored_fields_are_the_keys_sent_back_with_their_values():
     assert mirrored_fields('shop-get({"productId": 27})', '{"id": 27, "name": "Bag"}') == (1, 0)
     assert mirrored_fields("ls -la", '{"a": 1}') == (0, 0)  # not a JSON call
     assert mirrored_fields(create, "Course created") == (0, 0)  # not a JSON reply
+    # the one object a reply wraps in a list
+    assert mirrored_fields('chat-create({"subject": "Hi"})', '[{"id": 6, "subject": "Hi"}]') == (
+        1, 1)
+
+
+def test_write_calls_are_named_by_their_verb():
+    assert write_call("sheets-create_spreadsheet") and write_call("createIssue")
+    assert write_call("mail-send_email") and write_call("woo_products_update")
+    assert not write_call("sheets-get_sheet_data") and not write_call("search_places")
+    assert not write_call(None) and not write_call("")
 
 
 def test_v3_rules_on_hand_built_turns(tmp_path):
@@ -77,6 +87,12 @@ def test_v3_rules_on_hand_built_turns(tmp_path):
         ("papers-download({\"paper_id\": \"2502.12147\"})", started.format(2), TOOL),
         (enroll.format(68), enrolled.format(68, 7), TOOL),
         (enroll.format(70), enrolled.format(70, 8), TOOL),
+        ("sheets-create_spreadsheet({\"title\": \"Q3 Costs\"})",
+         '{"spreadsheetId": "1gco6DHmLQ", "title": "Q3 Costs", "sheets": ["Sheet1"]}',
+         {**TOOL, "tool_name": "sheets-create_spreadsheet"}),
+        ("sheets-get_info({\"title\": \"Q3 Costs\"})",
+         '{"title": "Q3 Costs", "rows": 120, "owner": "ana", "modified": "yesterday"}',
+         {**TOOL, "tool_name": "sheets-get_info"}),
     ]
     turns, _ = write_partition(tmp_path, "mcp", {"t.json": trajectory("task", steps)})
     compute_turn_features(turns, tmp_path / "f.parquet")
@@ -90,6 +106,8 @@ def test_v3_rules_on_hand_built_turns(tmp_path):
         "boilerplate",  # a fixed status with nothing of the call in it
         "unchanged",  # the same status again, only its timestamp new
         "echo", "echo",  # the created enrollment returns the fields sent
+        "echo",  # a created spreadsheet returns the one field sent (a writing call)
+        "informative",  # a read call that happens to return its one field
     ]
 
 
