@@ -212,8 +212,13 @@ def _render_turn_sql(config: FeatureConfig) -> str:
         checks.append(f"(t.observation_format = {sql_literal(fmt)} AND "
                       f"{matches(extra)})")
     wrappers = sql_literal(patterns.any_of(patterns.EMPTY_OUTPUT_WRAPPERS))
+    errors = sql_literal(patterns.any_of(patterns.GENERIC_ERRORS + patterns.REFUSALS))
+    recovered = (f"(regexp_matches(t.last_line, {sql_literal(patterns.SUCCESS_LAST_LINE)}) "
+                 f"AND NOT regexp_matches(t.last_line, {errors}))")
     return (load_sql(__file__, "turn_features.sql")
             .replace("{error_text}", "\n                OR ".join(checks))
+            .replace("{recovered}", recovered)
+            .replace("{trailing_prompts}", sql_literal(patterns.TRAILING_PROMPTS))
             .replace("{empty_wrappers}", wrappers)
             .replace("$head_tail_chars", str(int(config.head_tail_chars))))
 

@@ -109,6 +109,14 @@ FORMAT_ERRORS: dict[str, tuple[str, ...]] = {
     "ui_elements": UI_ERRORS,
 }
 
+# An output whose last line reports success ("INSTALL_SUCCESS", "Saved trajectory to ...",
+# "Done.", "All tests passed") recovered from the errors printed above it: a long install or
+# agent log with a "command not found" on the way. Not an error, as long as that last line is
+# no error message itself ("npm ERR! A complete log ..."). Bare prompts and blank lines after it
+# are dropped first (TRAILING_PROMPTS).
+SUCCESS_LAST_LINE = r"(?i)(success|succeeded|\bdone\b|\bcompleted?\b|\bsaved\b|\bpassed\b|✅|✓)"
+TRAILING_PROMPTS = r"(\s*\n\s*([\w.-]+@[\w.-]+:[~/\w.-]*[#$]|bash-\$)?[ \t]*)+$"
+
 # Removed before counting an observation's content characters: text that harnesses print in
 # place of an empty output. An observation with no letter or digit left is `empty`.
 EMPTY_OUTPUT_WRAPPERS: tuple[str, ...] = (

@@ -20,7 +20,10 @@ WITH texts AS (
         CASE WHEN length(observation) <= 2 * $head_tail_chars THEN observation
              ELSE left(observation, $head_tail_chars) || chr(10)
                   || right(observation, $head_tail_chars)
-        END AS head_tail
+        END AS head_tail,
+        -- the last line once trailing prompts and blank lines are dropped (patterns.py)
+        regexp_extract(regexp_replace(right(observation, 400), {trailing_prompts}, ''),
+                       '[^\n]*$') AS last_line
     FROM turns
 ),
 measured AS (
@@ -30,7 +33,7 @@ measured AS (
         CASE
             WHEN is_error THEN 'flag'
             WHEN exit_code <> 0 THEN 'exit_code'
-            WHEN exit_code IS NULL AND ({error_text}) THEN 'pattern'
+            WHEN exit_code IS NULL AND ({error_text}) AND NOT {recovered} THEN 'pattern'
         END AS error_source,
         in_prev_obs / (obs_shingles + lag(obs_shingles) OVER trajectory - in_prev_obs)
             AS jaccard_with_prev

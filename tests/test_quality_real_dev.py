@@ -71,6 +71,8 @@ REGRESSION_TURNS = [
     ("traces/swe/miniswe/github_issue.traj.json", "$", 3, "informative"),
     ("realdev/swe/sweagent/replay__marshmallow-code__marshmallow-1867__default__t-0.20__p-0.95"
      "__c-2.00__ins.traj", "$", 11, "informative"),  # "345" after "344" is the answer
+    ("traces/terminal/tbench/fix-permissions.1-of-1", "folder", 2,
+     "informative"),  # an install log with errors on the way, ending in INSTALL_SUCCESS
 ]
 
 

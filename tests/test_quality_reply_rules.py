@@ -122,3 +122,21 @@ def test_a_terminal_showing_only_the_typed_command_is_echo(tmp_path):
     label_turns(tmp_path / "f.parquet", tmp_path / "l.parquet")
     assert pq.read_table(tmp_path / "l.parquet")["category"].to_pylist() == [
         "echo", "informative"]
+
+
+def test_an_output_that_ends_reporting_success_is_not_an_error(tmp_path):
+    log = "\n".join(f"Setting up package-{n} ..." for n in range(40))
+    screen = {"action_kind": "shell", "observation_format": "terminal_screen"}
+    steps = [
+        ("./install.sh && echo INSTALL_SUCCESS\n",
+         log + "\nbash: uv: command not found\nINSTALL_SUCCESS\nroot@4c2a9f1e8b3d:/app#\n", screen),
+        ("./install.sh\n", log + "\nbash: uv: command not found\nroot@4c2a9f1e8b3d:/app#\n",
+         screen),
+        ("make\n", log + "\nerror: build completed with 2 errors\n", screen),
+    ]
+    turns, _ = write_partition(tmp_path, "terminal", {"t.cast": trajectory("task", steps)})
+    compute_turn_features(turns, tmp_path / "f.parquet")
+    label_turns(tmp_path / "f.parquet", tmp_path / "l.parquet")
+    assert pq.read_table(tmp_path / "l.parquet")["category"].to_pylist() == [
+        "informative",  # recovered: the last line says it succeeded
+        "error", "error"]  # ends in the error; "completed" on an error line is no success
