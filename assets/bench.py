@@ -9,7 +9,6 @@ leaderboard's Overall is a mean over all seven domains, so each asset runs over 
 """
 
 import base64
-import importlib.util
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,7 +32,7 @@ from bench.evaluate import (
     summarize,
 )
 from bench.leaderboard import leaderboard_rows, to_markdown, write_leaderboard
-from bench.official import write_official
+from bench.official import REFERENCE_TEMPERATURE, write_official
 from bench.predictors.base import PredictorContext, build_predictor
 from bench.prompts import PROMPT_VERSION
 from bench.sample import first_per_domain
@@ -76,15 +75,17 @@ class PredictorSettings(dg.Config):
     holds a config.json (the trained models and untrained_model) also runs as
     hf_local:<folder>, on the first model_samples_per_domain samples of each domain by id
     (0: all; generation is slow on a CPU), with at most max_new_tokens tokens per answer and
-    prompts fitted to model_max_prompt_tokens (oldest turns first; 0: the model's context). The
-    default 1024 is the longest prompt GSPO trains on (SFT samples keep their last 384 tokens):
-    the tiny models gain nothing from 8K-token prompts and take minutes over them."""
+    prompts fitted to model_max_prompt_tokens (oldest turns first; 0: the model's context),
+    sampled at model_temperature (the official 0.6, seeded). The default 640 is the prompt
+    budget SFT and GSPO train the default tiny model on: it has never seen a later position
+    and gains nothing from a longer prompt; raise it for a real checkpoint."""
 
     predictors: list[str] = ["copy_last", "empty", "retrieval"]
     include_models: bool = True
     max_new_tokens: int = 256
     model_samples_per_domain: int = 10
-    model_max_prompt_tokens: int = 1024
+    model_max_prompt_tokens: int = 640
+    model_temperature: float = REFERENCE_TEMPERATURE
 
 
 @dg.asset(group_name=GROUP, deps=["trajectory_split", "turn_labels", "scrubbed_turns"],
@@ -134,8 +135,7 @@ def agentworldbench(context: dg.AssetExecutionContext, config: BenchSettings,
 def predictor_specs(settings: PredictorSettings, data_dir: Path) -> list[str]:
     """The configured specs, plus hf_local for each trained model folder once hf_local exists."""
     specs = list(settings.predictors)
-    has_hf_local = importlib.util.find_spec("bench.predictors.hf_local") is not None
-    if settings.include_models and has_hf_local:
+    if settings.include_models:
         specs += [f"hf_local:{folder}" for folder in sorted((data_dir / "models").glob("*"))
                   if (folder / "config.json").exists()]
     return specs
@@ -161,7 +161,8 @@ def bench_predictions(context: dg.AssetExecutionContext, config: PredictorSettin
               if config.model_samples_per_domain else samples)
     predictor_context = PredictorContext(
         data_dir=storage.data_path, max_new_tokens=config.max_new_tokens,
-        max_prompt_tokens=config.model_max_prompt_tokens or None)
+        max_prompt_tokens=config.model_max_prompt_tokens or None,
+        temperature=config.model_temperature)
     rows, speed = [], []
     for spec in predictor_specs(config, storage.data_path):
         predictor = build_predictor(spec, predictor_context)
@@ -185,6 +186,7 @@ def bench_predictions(context: dg.AssetExecutionContext, config: PredictorSettin
         "model_samples": len(subset),
         "max_new_tokens": config.max_new_tokens,
         "model_max_prompt_tokens": config.model_max_prompt_tokens,
+        "model_temperature": config.model_temperature,
     })
 
 

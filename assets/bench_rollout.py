@@ -11,12 +11,12 @@ import base64
 
 import dagster as dg
 
-from assets.bench import predictor_specs
 from assets.resources import WorldtraceStorage
 from assets.splits import domain_tables_metadata
 from assets.table_metadata import records_table
 from bench.diagnostics import rollout_chains, write_decay_chart
 from bench.judges.rubric import judge
+from bench.official import REFERENCE_TEMPERATURE
 from bench.predictors.base import PredictorContext, build_predictor
 from bench.rollout import STEP_SCHEMA, decay_table, free_run, pick_chains
 from bench.store import BENCH_TABLE, read_samples, write_rows
@@ -32,15 +32,17 @@ ROLLOUT_SCHEMA_DOCS = {
 
 
 class RolloutSettings(dg.Config):
-    """Depth K, chains per domain, predictors (plus every trained model folder with
-    include_models), and a new-token cap that keeps CPU runs short."""
+    """Depth K, chains per domain, predictors, the model folders under {data}/models to run
+    (by default the floor and the end of the training chain: each model costs a CPU minute),
+    and a new-token cap that keeps CPU runs short."""
 
     depth: int = 3
-    chains_per_domain: int = 5
+    chains_per_domain: int = 3
     predictors: list[str] = ["copy_last"]
-    include_models: bool = True
+    models: list[str] = ["untrained_model", "rl_model"]
     max_new_tokens: int = 128
-    model_max_prompt_tokens: int = 1024  # as bench_predictions: the longest prompt trained on
+    model_max_prompt_tokens: int = 640  # as bench_predictions: the prompt budget trained on
+    model_temperature: float = REFERENCE_TEMPERATURE
 
 
 @dg.asset(group_name="bench", deps=[BENCH_TABLE, "raw_turns", "untrained_model", "cpt_model",
@@ -52,9 +54,12 @@ def bench_rollout(context: dg.AssetExecutionContext, config: RolloutSettings,
     data = storage.data_path
     chains = pick_chains(rollout_chains(read_samples(data), data), config.chains_per_domain)
     predictor_context = PredictorContext(data_dir=data, max_new_tokens=config.max_new_tokens,
-                                         max_prompt_tokens=config.model_max_prompt_tokens or None)
+                                         max_prompt_tokens=config.model_max_prompt_tokens or None,
+                                         temperature=config.model_temperature)
     steps_rows, decay_rows = [], []
-    for spec in predictor_specs(config, data):
+    models = [f"hf_local:{data / 'models' / name}" for name in config.models
+              if (data / "models" / name / "config.json").exists()]
+    for spec in [*config.predictors, *models]:
         predictor = build_predictor(spec, predictor_context)
         steps = free_run(predictor, chains, config.depth, judge,
                          on_step=lambda d, n, name=predictor.name:

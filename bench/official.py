@@ -34,6 +34,10 @@ from sources.readers.agentworldbench import OBSERVATION_MARKER, split_prompt, st
 from sources.schema import DOMAINS
 from sources.storage import atomic_path
 
+# The official evaluation's sampling temperature (agentworldbench.md: "Reference settings:
+# temperature 0.6"); model predictors default to it, seeded per batch so runs repeat.
+REFERENCE_TEMPERATURE = 0.6
+
 OFFICIAL_SUFFIX = "_test.jsonl"
 DEFAULT_SOURCE = "agentworldbench"
 

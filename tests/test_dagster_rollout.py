@@ -25,7 +25,7 @@ def test_bench_rollout_runs_chains_and_reports_decay(bench_corpus: Path, tmp_pat
         resources={"storage": WorldtraceStorage(data_dir=str(data))},
         run_config={"ops": {"agentworldbench": {"config": {"per_domain": 3}},
                             "bench_rollout": {"config": {"depth": 2, "chains_per_domain": 2,
-                                                         "include_models": False}}}},
+                                                         "models": []}}}},
     )
     assert result.success
     steps = read_rows(data, ROLLOUT)

@@ -84,7 +84,9 @@ def test_rl_split_all_turns_has_every_judgeable_turn(data, tok):
 
 
 def test_sft_split_messages_and_targets(data, tok):
-    stats = build_sft_split(data, tok, DOMAINS, SftConfig(max_prompt_tokens=600))
+    stats = build_sft_split(data, tok, DOMAINS, SftConfig(max_prompt_tokens=600,
+                                                          max_target_observation_tokens=None,
+                                                          rationale="full"))
     variants = set()
     for domain in DOMAINS:
         eps = episodes(data, domain)
@@ -100,6 +102,28 @@ def test_sft_split_messages_and_targets(data, tok):
             assert sample["reasoning_source"] == "deterministic"
             variants.add(sample["prompt_variant"])
     assert len(variants) >= 5 and sum(stats.samples.values()) > 20
+    assert sum(stats.targets_cut.values()) == 0
+
+
+def test_sft_targets_cut_to_observation_head_at_a_line_end(data, tok):
+    stats = build_sft_split(data, tok, DOMAINS, SftConfig(max_target_observation_tokens=16))
+    cut = 0
+    for domain in DOMAINS:
+        eps = episodes(data, domain)
+        for sample in rows(data, "sft_split", domain):
+            step = next(s for s in eps[sample["trajectory_id"]].steps
+                        if s.turn_index == sample["turn_index"])
+            reasoning, head = TARGET.match(sample["messages"][-1]["content"]).groups()
+            assert step.observation.startswith(head) and head.strip()
+            assert len(tok(head, add_special_tokens=False)["input_ids"]) <= 16
+            if head != step.observation:
+                cut += 1
+                rest = step.observation[len(head):]
+                first_line = step.observation.split("\n", 1)[0]
+                # cut at a line end, unless the first line alone is over the budget
+                assert rest.startswith("\n") or len(head) <= len(first_line)
+            assert len(tok(reasoning, add_special_tokens=False)["input_ids"]) < 40
+    assert cut == sum(stats.targets_cut.values()) > 0
 
 
 def test_exports_load_with_datasets_and_read_as_conversational(data, tok):

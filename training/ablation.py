@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.evaluate import run_predictor, summarize
-from bench.official import read_official
+from bench.official import REFERENCE_TEMPERATURE, read_official
 from bench.predictors.base import PredictorContext, build_predictor
 from bench.sample import BenchSample, first_per_domain
 from sources.schema import DOMAINS
@@ -51,7 +51,7 @@ class AblationConfig:
     cpt: CptConfig = field(default_factory=CptConfig)
     sft: SftConfig = field(default_factory=SftConfig)
     rl: GspoConfig = field(default_factory=GspoConfig)
-    max_new_tokens: int = 160
+    max_new_tokens: int = 128
     variants: tuple[str, ...] = ()  # empty: all
 
 
@@ -114,7 +114,9 @@ def score(data_dir: Path, folders: dict[str, Path], samples: Sequence[BenchSampl
           config: AblationConfig) -> list[dict[str, Any]]:
     """One row per variant (and the copy-last baseline): per-domain scores, Overall, echo and
     malformed rates, from the bench's own evaluation loop."""
-    context = PredictorContext(data_dir=Path(data_dir), max_new_tokens=config.max_new_tokens)
+    context = PredictorContext(data_dir=Path(data_dir), max_new_tokens=config.max_new_tokens,
+                               max_prompt_tokens=config.rl.max_prompt_tokens,
+                               temperature=REFERENCE_TEMPERATURE)
     use_cpu_threads(config.cpt.model)  # generation is as thread-bound as training
     specs = {variant: f"hf_local:{folder}" for variant, folder in folders.items()}
     specs[BASELINE] = BASELINE
@@ -172,7 +174,7 @@ def write_table(rows: Sequence[dict[str, Any]], out_dir: Path) -> Path:
 
 def configure(variants: Sequence[str] = (), cpt_steps: int | None = None,
               sft_steps: int | None = None, rl_steps: int | None = None,
-              max_new_tokens: int = 160) -> AblationConfig:
+              max_new_tokens: int = 128) -> AblationConfig:
     """The default config with the step counts the CLI or run config give."""
     base = AblationConfig(max_new_tokens=max_new_tokens, variants=tuple(variants))
     return replace(

@@ -47,8 +47,8 @@ class GspoConfig:
         save_steps=4))
     num_generations: int = 4
     steps_per_generation: int = 2  # > gradient_accumulation: the second step is off-policy
-    max_completion_length: int = 160  # room for <think> and a short observation
-    max_prompt_tokens: int = 1024  # TRL does not truncate: older turns are dropped to fit
+    max_completion_length: int = 128  # room for the brief <think> and an observation head
+    max_prompt_tokens: int = 640  # as sft_split; TRL does not truncate: older turns are dropped
     temperature: float = 1.0
     epsilon: float = 3e-4
     epsilon_high: float = 4e-4

@@ -19,6 +19,7 @@ class SampleStats:
     prompt_tokens: dict[str, list[int]] = field(default_factory=dict)
     target_tokens: dict[str, list[int]] = field(default_factory=dict)
     dropped_turns: Counter = field(default_factory=Counter)  # history turns cut by the budget
+    targets_cut: Counter = field(default_factory=Counter)  # target observations cut to a head
 
     def add(self, domain: str, prompt_tokens: int, target_tokens: int, dropped: int) -> None:
         self.samples[domain] += 1
@@ -40,6 +41,8 @@ class SampleStats:
                 "prompt_tokens_p50": int(np.median(prompts)),
                 "prompt_tokens_max": int(prompts.max()),
                 "target_tokens_mean": round(float(targets.mean()), 1),
+                "target_tokens_max": int(targets.max()),
+                "targets_cut": self.targets_cut[domain],
                 "history_turns_dropped": self.dropped_turns[domain],
             })
         return rows

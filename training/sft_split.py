@@ -51,12 +51,21 @@ class SftConfig:
     """Targets per trajectory, prompt token budget, trajectory budget, seed."""
 
     turns_per_trajectory: int = 2
-    max_prompt_tokens: int = 2048
+    # Prompt and target sized for the default tiny CPU model, trained on 768-token samples: the
+    # system message (~370 tokens) and the last turns, then a target it can finish (a brief
+    # rationale and the observation's first max_target_observation_tokens tokens). A model
+    # trained on 300-1,800-token targets never learned where </predicted_observation> goes and
+    # was 100 % malformed on the bench. For a real checkpoint: max_prompt_tokens 8192 or more,
+    # max_target_observation_tokens None, rationale "full".
+    max_prompt_tokens: int = 640
+    max_target_observation_tokens: int | None = 48
+    rationale: str = "brief"  # "brief" | "full" (deterministic rationale only)
     max_trajectories_per_domain: int | None = 40
     seed: int = 0
 
     def __str__(self) -> str:
         return (f"k{self.turns_per_trajectory}_p{self.max_prompt_tokens}"
+                f"_o{self.max_target_observation_tokens or 'all'}_{self.rationale}"
                 f"_t{self.max_trajectories_per_domain or 'all'}_seed{self.seed}"
                 f"_prompts{prompts_version()}")
 
@@ -65,6 +74,21 @@ def target_text(reasoning: str, observation: str) -> str:
     """The assistant target of a sample."""
     return (f"<think>{reasoning}</think>"
             f"<predicted_observation>{observation}</predicted_observation>")
+
+
+def observation_head(observation: str, tokenizer: PreTrainedTokenizerFast,
+                     max_tokens: int | None) -> str:
+    """The observation, or its first max_tokens tokens ended at the last whole line inside
+    them (at the token boundary when the first line alone is longer)."""
+    if max_tokens is None:
+        return observation
+    offsets = tokenizer(observation, add_special_tokens=False,
+                        return_offsets_mapping=True)["offset_mapping"]
+    if len(offsets) <= max_tokens:
+        return observation
+    end = offsets[max_tokens - 1][1]
+    line_end = observation.rfind("\n", 0, end)
+    return observation[:line_end if line_end > 0 else end]
 
 
 def build_sft_split(data_dir: Path, tokenizer: PreTrainedTokenizerFast, domains: Sequence[str],
@@ -96,18 +120,21 @@ def build_sft_split(data_dir: Path, tokenizer: PreTrainedTokenizerFast, domains:
                     query = Query(domain, previous, step, tuple(
                         (s.action, s.observation) for s in episode.steps[:position]))
                     reasoning = (teacher.rationale(query) if teacher
-                                 else deterministic_rationale(query))
+                                 else deterministic_rationale(query, config.rationale))
                     if reasoning is None:
                         stats.skipped[domain, "teacher_dropped"] += 1
                         continue
-                    target = target_text(reasoning, step.observation)
+                    observation = observation_head(step.observation, tokenizer,
+                                                   config.max_target_observation_tokens)
+                    stats.targets_cut[domain] += observation != step.observation
+                    target = target_text(reasoning, observation)
                     sink.write({"messages": [*prompt.messages,
                                              {"role": "assistant", "content": target}],
                                 "domain": domain, "trajectory_id": episode.trajectory_id,
                                 "turn_index": step.turn_index, "prompt_variant": variant,
                                 "reasoning_source": source})
                     stats.add(domain, prompt.tokens,
-                              builder.answer_tokens(reasoning, step.observation, special=4),
+                              builder.answer_tokens(reasoning, observation, special=4),
                               prompt.dropped_turns)
     export_dataset_dict(data_dir, "sft_split", written)
     return stats

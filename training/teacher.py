@@ -49,11 +49,18 @@ def _first_line(text: str, limit: int = 100) -> str:
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
-def deterministic_rationale(query: Query) -> str:
-    """A rationale from the data alone (see module docstring)."""
+def deterministic_rationale(query: Query, style: str = "full") -> str:
+    """A rationale from the data alone (see module docstring); `brief` keeps the action's kind
+    and target, the outcome and the format, in about 20 tokens (for a tiny model's targets)."""
     step = query.step
     kind = step.action_kind or "action"
     target = f" `{step.tool_name}`" if step.tool_name else ""
+    fmt = format_phrase(query.domain, [step.observation_format])
+    if style == "brief":
+        outcome = "it fails" if step.category == "error" else "it succeeds"
+        return f"A {kind}{target}: {outcome}; {fmt}."
+    if style != "full":
+        raise ValueError(f"rationale style must be 'brief' or 'full', got {style!r}")
     action = _first_line(step.action, 120)
     if query.previous.strip():
         lines = len(query.previous.splitlines())
@@ -65,7 +72,6 @@ def deterministic_rationale(query: Query) -> str:
     outcome = ("The action cannot succeed as written, so the environment reports an error."
                if step.category == "error" else
                "The action succeeds and its effect shows in the new observation.")
-    fmt = format_phrase(query.domain, [step.observation_format])
     return (f"The agent sends a {kind}{target}: {action}. {state} {outcome} The environment "
             f"answers with {fmt}, about {answer_lines} line(s).")
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Self
 
+import torch
 from tqdm import tqdm
 
 from bench.local_model import LocalChatModel, SamplingSettings
@@ -47,6 +48,10 @@ class HfLocalConfig:
     seed: int = 0
     dtype: str = "auto"
     device: str | None = None
+    # torch CPU threads (process-wide; None: torch's default). One: on 2 shared cores a tiny
+    # model's 70 bench samples took 15 s on 1 thread and 145-580 s on torch's default 2 while
+    # another process generated beside it (bench_predictions and bench_rollout run together).
+    cpu_threads: int | None = 1
     progress: bool = False
 
 
@@ -77,6 +82,8 @@ class HfLocalPredictor:
         if self.model is None:
             self.model = LocalChatModel.load(self.config.model_dir, self.config.dtype,
                                              self.config.device)
+        if self.config.cpu_threads and self.model.model.device.type == "cpu":
+            torch.set_num_threads(self.config.cpu_threads)
         self.name = f"hf_local:{Path(self.config.model_dir).name}"
 
     @classmethod

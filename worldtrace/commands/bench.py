@@ -24,6 +24,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from bench.official import REFERENCE_TEMPERATURE
 from bench.predictors.base import PredictorSetupError, UnknownPredictor
 
 # A missing bench folder or data table, a misspelt or misconfigured predictor: the user's to fix.
@@ -175,7 +176,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     run.add_argument("--data", help="data directory (retrieval's train pool, models)")
     run.add_argument("--model", help="model name sent to an OpenAI-compatible endpoint")
     run.add_argument("--max-new-tokens", type=int, default=1024)
-    run.add_argument("--temperature", type=float, default=0.0)
+    run.add_argument("--temperature", type=float, default=REFERENCE_TEMPERATURE,
+                     help=f"model sampling temperature (default {REFERENCE_TEMPERATURE}, the "
+                          "official setting; 0: greedy)")
     run.add_argument("--concurrency", type=int, default=4)
     run.add_argument("--llm-judge", metavar="URL",
                      help="also judge with the model behind this OpenAI-compatible base URL")

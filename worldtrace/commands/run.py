@@ -1,7 +1,7 @@
 """`worldtrace run`: the whole pipeline on the built-in default data, as `make run` runs it.
 
     worldtrace run [--domains all] [--workers 2] [--release-version 0.1.0]
-                   [--bench-per-domain 10] [--max-new-tokens 64] [--full]
+                   [--bench-per-domain 10] [--max-new-tokens 128] [--full]
 
 Runs main_job for every domain (two at a time by default), then every cross-domain asset
 (dedup, split, corpora, models, bench, release) once, printing one line per run, and ends with
@@ -60,8 +60,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--release-version", default="0.1.0")
     parser.add_argument("--bench-per-domain", type=int, default=10,
                         help="bench samples per domain (default 10; --full: official counts)")
-    parser.add_argument("--max-new-tokens", type=int, default=64,
-                        help="tokens per bench prediction (default 64)")
+    parser.add_argument("--max-new-tokens", type=int, default=128,
+                        help="tokens per bench prediction (default 128)")
     parser.add_argument("--full", action="store_true",
                         help="the assets' own settings: the official bench counts")
     parser.set_defaults(run=run)
