@@ -126,6 +126,25 @@ def test_sft_targets_cut_to_observation_head_at_a_line_end(data, tok):
     assert cut == sum(stats.targets_cut.values()) > 0
 
 
+def test_rl_split_as_sft_samples_keep_sft_split_budgets(data, tok):
+    from training.prompts import prompt_tokens
+    from training.sft import read_rl_split_as_sft
+
+    build_rl_split(data, tok, DOMAINS, RlConfig(all_turns=True))
+    paths = sorted((data / "rl_split_all_turns").glob("domain=*/part-0.parquet"))
+    budget = SftConfig(max_prompt_tokens=300, max_target_observation_tokens=12)
+    samples = read_rl_split_as_sft(paths, tok, budget)
+    references = {r["reference_observation"] for p in paths for r in pq.read_table(p).to_pylist()}
+    assert len(samples) > 20
+    for row in samples:
+        *prompt, target = row["messages"]
+        assert prompt_tokens(prompt, tok) <= 300 and prompt[-1]["role"] == "user"
+        head = target["content"].removeprefix("<predicted_observation>").removesuffix(
+            "</predicted_observation>")
+        assert len(tok(head, add_special_tokens=False)["input_ids"]) <= 12
+        assert any(reference.startswith(head) for reference in references)
+
+
 def test_exports_load_with_datasets_and_read_as_conversational(data, tok):
     build_sft_split(data, tok, DOMAINS)
     build_rl_split(data, tok, DOMAINS)

@@ -130,7 +130,7 @@ def test_sft_weights_only_the_assistant_target(tokenizer) -> None:
 
 def test_rl_row_becomes_sft_sample() -> None:
     row = {"prompt": [{"role": "user", "content": "ls"}], "reference_observation": "a.txt"}
-    messages = messages_from_rl_row(row)
+    messages = messages_from_rl_row(row, row["reference_observation"])
     assert messages[-1] == {"role": "assistant",
                             "content": "<predicted_observation>a.txt</predicted_observation>"}
 
@@ -219,7 +219,7 @@ def test_gspo_raises_reward_on_toy_task(tmp_path: Path) -> None:
 
 
 def test_fit_prompt_drops_oldest_turns_keeps_system_and_action(tokenizer) -> None:
-    from training.gspo import fit_prompt, prompt_tokens
+    from training.prompts import fit_prompt, prompt_tokens
 
     prompt = [{"role": "system", "content": "world model"}]
     for i in range(6):

@@ -24,6 +24,7 @@ from transformers import PreTrainedTokenizerFast, TrainerCallback
 from trl import GRPOConfig, GRPOTrainer
 
 from training.model_config import STOP_TOKENS, ModelConfig
+from training.prompts import fit_prompts
 from training.runner import StepConfig, continue_from, start_log, train_and_save, trainer_arguments
 from training.split_tables import read_columns
 from training.training_log import TrainingLog
@@ -105,51 +106,11 @@ class CompletionReward:
         return rewards
 
 
-def prompt_tokens(prompt: list[dict[str, str]], tokenizer: PreTrainedTokenizerFast) -> int:
-    text = tokenizer.apply_chat_template(prompt, tokenize=False, add_generation_prompt=True)
-    return len(tokenizer(text, add_special_tokens=False)["input_ids"])
-
-
-def fit_prompt(prompt: list[dict[str, str]], tokenizer: PreTrainedTokenizerFast,
-               budget: int) -> list[dict[str, str]] | None:
-    """The prompt with its oldest history turns dropped until it fits `budget` tokens (system
-    prompt and current action kept, as the rl_split budget does); None if even that is over."""
-    head = 1 if prompt and prompt[0]["role"] == "system" else 0
-    pairs = (len(prompt) - head - 1) // 2  # (action, observation) pairs before the action
-
-    def dropping(k: int) -> list[dict[str, str]]:
-        return [*prompt[:head], *prompt[head + 2 * k:]]
-
-    if prompt_tokens(dropping(pairs), tokenizer) > budget:
-        return None
-    low, high = 0, pairs  # fewest pairs to drop: binary search (tokens fall as pairs go)
-    while low < high:
-        middle = (low + high) // 2
-        if prompt_tokens(dropping(middle), tokenizer) <= budget:
-            high = middle
-        else:
-            low = middle + 1
-    return dropping(low)
-
-
 def read_rl_split(paths: Sequence[Path], tokenizer: PreTrainedTokenizerFast,
                   max_prompt_tokens: int) -> tuple[Dataset, int]:
     """rl_split rows with prompts fitted to the budget, and how many had turns dropped."""
-    rows = read_columns(paths, RL_COLUMNS, "rl_split")
-    trimmed = 0
-
-    def fit(row: dict[str, Any]) -> dict[str, Any]:
-        nonlocal trimmed
-        if row["prompt_tokens"] <= max_prompt_tokens:
-            return row
-        trimmed += 1
-        return {**row, "prompt": fit_prompt(row["prompt"], tokenizer, max_prompt_tokens)}
-
-    fitted = rows.map(fit, desc="fitting RL prompts").filter(lambda row: row["prompt"] is not None)
-    if len(fitted) == 0:
-        raise ValueError(f"no rl_split prompt fits {max_prompt_tokens} tokens in "
-                         f"{[str(p) for p in paths]}")
-    return fitted, trimmed
+    return fit_prompts(read_columns(paths, RL_COLUMNS, "rl_split"), tokenizer, max_prompt_tokens,
+                       f"{[str(p) for p in paths]}")
 
 
 def train_gspo(prompts: Dataset, scorer: Scorer, start_dir: Path, out_dir: Path,

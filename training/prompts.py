@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from typing import Any
 
+from datasets import Dataset
 from transformers import PreTrainedTokenizerFast
 
 from training.render import Episode, Step, messages
@@ -98,3 +100,50 @@ class PromptBuilder:
         """Tokens of an assistant answer made of `parts` and `special` special tokens, with its
         <|end|>."""
         return sum(self.count(p) for p in parts) + special + 1
+
+
+def prompt_tokens(prompt: list[dict[str, str]], tokenizer: PreTrainedTokenizerFast) -> int:
+    """Tokens of a chat prompt as the chat template renders it, with the generation prompt."""
+    text = tokenizer.apply_chat_template(prompt, tokenize=False, add_generation_prompt=True)
+    return len(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+
+def fit_prompt(prompt: list[dict[str, str]], tokenizer: PreTrainedTokenizerFast,
+               budget: int) -> list[dict[str, str]] | None:
+    """The prompt with its oldest history turns dropped until it fits `budget` tokens (system
+    prompt and current action kept, as the rl_split budget does); None if even that is over."""
+    head = 1 if prompt and prompt[0]["role"] == "system" else 0
+    pairs = (len(prompt) - head - 1) // 2  # (action, observation) pairs before the action
+
+    def dropping(k: int) -> list[dict[str, str]]:
+        return [*prompt[:head], *prompt[head + 2 * k:]]
+
+    if prompt_tokens(dropping(pairs), tokenizer) > budget:
+        return None
+    low, high = 0, pairs  # fewest pairs to drop: binary search (tokens fall as pairs go)
+    while low < high:
+        middle = (low + high) // 2
+        if prompt_tokens(dropping(middle), tokenizer) <= budget:
+            high = middle
+        else:
+            low = middle + 1
+    return dropping(low)
+
+
+def fit_prompts(rows: Dataset, tokenizer: PreTrainedTokenizerFast, max_prompt_tokens: int,
+                where: str) -> tuple[Dataset, int]:
+    """rl_split-layout rows (`prompt`, `prompt_tokens`) with prompts fitted to the budget
+    (rows that cannot fit are left out), and how many had turns dropped."""
+    trimmed = 0
+
+    def fit(row: dict[str, Any]) -> dict[str, Any]:
+        nonlocal trimmed
+        if row["prompt_tokens"] <= max_prompt_tokens:
+            return row
+        trimmed += 1
+        return {**row, "prompt": fit_prompt(row["prompt"], tokenizer, max_prompt_tokens)}
+
+    fitted = rows.map(fit, desc="fitting RL prompts").filter(lambda row: row["prompt"] is not None)
+    if len(fitted) == 0:
+        raise ValueError(f"no rl_split prompt fits {max_prompt_tokens} tokens in {where}")
+    return fitted, trimmed

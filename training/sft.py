@@ -18,7 +18,10 @@ from datasets import Dataset
 from transformers import PreTrainedTokenizerFast, TrainerCallback, TrainingArguments
 
 from training.model_config import ModelConfig
+from training.prompts import fit_prompts
 from training.runner import StepConfig, continue_from, start_log, train_and_save, trainer_arguments
+from training.sft_split import SftConfig as SplitConfig
+from training.sft_split import observation_head
 from training.split_tables import read_columns
 from training.training_log import TrainingLog
 from training.weighted_loss import WeightedCollator, WeightedLossTrainer
@@ -60,10 +63,10 @@ def tokenize_sample(messages: Sequence[dict[str, str]], tokenizer: PreTrainedTok
     return {"input_ids": ids, "loss_weights": weights}
 
 
-def messages_from_rl_row(row: dict[str, Any]) -> list[dict[str, str]]:
-    """An rl_split(_all_turns) row as an SFT sample: its prompt, then the reference observation
-    wrapped in <predicted_observation> (no reasoning) as the target."""
-    target = f"<predicted_observation>{row['reference_observation']}</predicted_observation>"
+def messages_from_rl_row(row: dict[str, Any], observation: str) -> list[dict[str, str]]:
+    """An rl_split(_all_turns) row as an SFT sample: its prompt, then the observation (the
+    reference, or its head) wrapped in <predicted_observation> (no reasoning) as the target."""
+    target = f"<predicted_observation>{observation}</predicted_observation>"
     return [*row["prompt"], {"role": "assistant", "content": target}]
 
 
@@ -72,11 +75,18 @@ def read_sft_split(paths: Sequence[Path]) -> Dataset:
     return read_columns(paths, ["messages"], "sft_split")
 
 
-def read_rl_split_as_sft(paths: Sequence[Path]) -> Dataset:
-    """rl_split(_all_turns) partitions as SFT samples (prompt + reference target)."""
-    rows = read_columns(paths, ["prompt", "reference_observation"], "rl_split")
-    return rows.map(lambda row: {"messages": messages_from_rl_row(row)},
-                    remove_columns=["prompt", "reference_observation"])
+def read_rl_split_as_sft(paths: Sequence[Path], tokenizer: PreTrainedTokenizerFast,
+                         split: SplitConfig | None = None) -> Dataset:
+    """rl_split(_all_turns) partitions as SFT samples under sft_split's budgets (so the Echo
+    Trap ablation differs from sft_split in which turns it trains on, not in their size): the
+    prompt fitted to split.max_prompt_tokens, the target the reference's head."""
+    split = split or SplitConfig()
+    rows = read_columns(paths, ["prompt", "prompt_tokens", "reference_observation"], "rl_split")
+    rows, _ = fit_prompts(rows, tokenizer, split.max_prompt_tokens, f"{[str(p) for p in paths]}")
+    return rows.map(
+        lambda row: {"messages": messages_from_rl_row(row, observation_head(
+            row["reference_observation"], tokenizer, split.max_target_observation_tokens))},
+        remove_columns=rows.column_names)
 
 
 def tokenize_dataset(samples: Dataset, tokenizer: PreTrainedTokenizerFast,

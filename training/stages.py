@@ -59,7 +59,8 @@ def run_sft(data_dir: Path, config: SftConfig, start: str = "cpt_model",
             name: str = "sft_model", table: str = "sft_split") -> TrainingLog:
     """SFT on sft_split, or on an rl split's prompts + references (the Echo Trap ablation)."""
     paths = partitions(data_dir, table)
-    samples = read_sft_split(paths) if table == "sft_split" else read_rl_split_as_sft(paths)
+    samples = (read_sft_split(paths) if table == "sft_split" else read_rl_split_as_sft(
+        paths, load_tokenizer(Path(data_dir) / "tokenizer")))
     return train_sft(samples, model_dir(data_dir, start), model_dir(data_dir, name), config)
 
 
