@@ -3,8 +3,13 @@ summary's tables read from a real data directory."""
 
 from __future__ import annotations
 
+import os
+import sqlite3
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
 from pathlib import Path
 
+import dagster as dg
 import pyarrow.parquet as pq
 
 from quality.features import compute_turn_features
@@ -12,7 +17,7 @@ from quality.labels import label_turns, load_policy
 from sources.catalog import load_catalog
 from sources.ingest import write_tables
 from sources.storage import partition_path
-from worldtrace.launch import corpus_steps
+from worldtrace.launch import corpus_steps, prepare_instance
 from worldtrace.summary import summary
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -47,3 +52,23 @@ def test_summary_shows_rows_categories_and_where_things_are(traces_dir: Path,
     assert "12 checks passed, 0 failed" in text
     assert "Turn categories" in text and "swe" in text
     assert "http://127.0.0.1:3000" in text and "worldtrace-0.1.0" in text
+
+
+def test_instance_storage_is_created_once_before_the_workers(tmp_path: Path,
+                                                              monkeypatch) -> None:
+    """Workers that each found no run storage created it at once and stamped its schema version
+    twice (a clean clone's `make run` failed with "more than one head"); the parent makes it."""
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path))
+    (tmp_path / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    prepare_instance()
+    with sqlite3.connect(tmp_path / "history" / "runs.db") as db:
+        versions = db.execute("select version_num from alembic_version").fetchall()
+    assert len(versions) == 1
+    with ProcessPoolExecutor(2, mp_context=get_context("spawn")) as pool:
+        assert all(pool.map(_open_instance, [str(tmp_path)] * 4))
+
+
+def _open_instance(home: str) -> bool:
+    os.environ["DAGSTER_HOME"] = home
+    dg.DagsterInstance.get().dispose()
+    return True

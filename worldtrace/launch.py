@@ -121,12 +121,20 @@ def corpus_steps() -> list[tuple[str, list[dg.AssetKey]]]:
     return list(steps.items())
 
 
+def prepare_instance() -> None:
+    """Create $DAGSTER_HOME's storage once, in this process, before any worker starts: two
+    processes that both find no run storage create it at once and stamp its schema version
+    twice, and every later run fails ("alembic_version has more than one head")."""
+    dg.DagsterInstance.get().dispose()
+
+
 def run_pipeline(domains: Sequence[str], workers: int, op_config: dict[str, dict],
                  log_path: Path, say: Callable[[str], None] = print) -> list[StepOutcome]:
     """Both phases; stops after the first failed run (what follows would build on it).
     `op_config`: run config per asset step of phase 2 ({"dataset_release": {"version": ...}})."""
     outcomes: list[StepOutcome] = []
     say(f"[1/2] generate, ingest, curate, scrub: {len(domains)} domains, {workers} at a time")
+    prepare_instance()
     with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
         futures = [pool.submit(run_domain, domain, log_path) for domain in domains]
         for future in as_completed(futures):
