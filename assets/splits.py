@@ -190,6 +190,7 @@ class SftSettings(dg.Config):
     turns_per_trajectory: int = 2
     max_prompt_tokens: int = 2048
     max_trajectories_per_domain: int = 40
+    validation_share: float = 0.1  # of the trajectories, held out whole for sft_model's eval
     teacher_base_url: str = ""
     teacher_model: str = ""
     teacher_api_key: str = "none"
@@ -200,11 +201,13 @@ def sft_split(context: dg.AssetExecutionContext, config: SftSettings,
               storage: WorldtraceStorage) -> dg.MaterializeResult:
     """Next-observation SFT samples in the conversational messages format: one of 10 system
     prompt variants, history under a token budget, the action, then the target
-    <think>reasoning</think><predicted_observation>...</predicted_observation>; Parquet per
-    domain and a DatasetDict (save_to_disk) that TRL reads as is."""
+    <think>reasoning</think><predicted_observation>...</predicted_observation>; whole
+    trajectories held out as split "validation" (stable hash, validation_share); Parquet per
+    domain and a DatasetDict (save_to_disk: train, validation) that TRL reads as is."""
     sft_config = SftConfig(turns_per_trajectory=config.turns_per_trajectory,
                            max_prompt_tokens=config.max_prompt_tokens,
-                           max_trajectories_per_domain=config.max_trajectories_per_domain or None)
+                           max_trajectories_per_domain=config.max_trajectories_per_domain or None,
+                           validation_share=config.validation_share)
     teacher = (OpenAITeacher(config.teacher_base_url, config.teacher_model,
                              config.teacher_api_key) if config.teacher_base_url else None)
     started = time.perf_counter()
@@ -212,9 +215,11 @@ def sft_split(context: dg.AssetExecutionContext, config: SftSettings,
                             DOMAINS, sft_config, teacher)
     seconds = time.perf_counter() - started
     context.log.info(f"sft_split {sft_config}: {sum(stats.samples.values())} samples "
-                     f"in {seconds:.1f}s")
+                     f"({sum(stats.validation.values())} validation) in {seconds:.1f}s")
     metadata = split_metadata(storage.data_path, "sft_split", SFT_COLUMN_DOCS, stats, seconds,
-                              ["messages", "domain", "prompt_variant", "reasoning_source"])
+                              ["messages", "domain", "prompt_variant", "reasoning_source",
+                               "split"])
+    metadata["validation_samples"] = sum(stats.validation.values())
     if teacher:
         metadata.update(teacher_queries=teacher.stats.queries, teacher_kept=teacher.stats.kept,
                         teacher_retention=round(teacher.stats.retention, 4))

@@ -66,6 +66,9 @@ def training_metadata(log: TrainingLog, folder: Path) -> dict:
         "loss_curve": dg.MetadataValue.md(records_table(curve)),
         "curve_plot": dg.MetadataValue.md(f"![{log.stage}](data:image/png;base64,{image})"),
     }
+    if log.eval_loss is not None:  # SFT: held-out trajectories, target tokens only
+        metadata["eval_loss"] = round(log.eval_loss, 4)
+        metadata["validation_samples"] = log.validation_samples
     if log.reward_curve:
         metadata["reward_curve"] = dg.MetadataValue.md(records_table(
             [{"step": p["step"], "reward": round(p["reward"], 3)} for p in log.reward_curve]))
@@ -107,8 +110,9 @@ def cpt_model(context: dg.AssetExecutionContext, config: TrainingSettings,
 @dg.asset(group_name=GROUP, deps=["cpt_model", "sft_split"])
 def sft_model(context: dg.AssetExecutionContext, config: TrainingSettings,
               storage: WorldtraceStorage) -> dg.MaterializeResult:
-    """Supervised fine-tuning from cpt_model on sft_split: the loss is on the assistant target
-    (<think>...</think><predicted_observation>...</predicted_observation>) only."""
+    """Supervised fine-tuning from cpt_model on sft_split's train rows: the loss is on the
+    assistant target (<think>...</think><predicted_observation>...</predicted_observation>)
+    only; eval_loss is that loss on the validation rows (held-out trajectories) at the end."""
     log = run_sft(storage.data_path, config.apply(SftConfig()))
     return _result(context, log, model_dir(storage.data_path, "sft_model"))
 

@@ -38,5 +38,9 @@ def test_training_chain_materializes(tmp_path: Path) -> None:
         AutoModelForCausalLM.from_pretrained(str(folder))
         PreTrainedTokenizerFast.from_pretrained(str(folder))
     assert "reward_curve" in events["rl_model"] and events["rl_model"]["final_reward"].value >= 0
+    # sft_split's validation rows (3 a domain) are held out and evaluated on at the end
+    assert events["sft_model"]["validation_samples"].value == 6
+    assert 0 < events["sft_model"]["eval_loss"].value < 20
+    assert "eval_loss" not in events["cpt_model"] and "eval_loss" not in events["rl_model"]
     sft_log = json.loads((tmp_path / "models" / "sft_model" / "training_log.json").read_text())
     assert sft_log["config"]["model"]["checkpoint"] == str(tmp_path / "models" / "cpt_model")

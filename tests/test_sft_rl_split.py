@@ -145,13 +145,45 @@ def test_rl_split_as_sft_samples_keep_sft_split_budgets(data, tok):
         assert any(reference.startswith(head) for reference in references)
 
 
+def test_validation_holds_out_whole_trajectories(data, tok):
+    config = SftConfig(validation_share=0.5)
+    stats = build_sft_split(data, tok, DOMAINS, config)
+    sides: dict[str, set[str]] = {}
+    for domain in DOMAINS:
+        samples = rows(data, "sft_split", domain)
+        for sample in samples:
+            sides.setdefault(sample["trajectory_id"], set()).add(sample["split"])
+        assert stats.validation[domain] == sum(s["split"] == "validation" for s in samples)
+    assert {r["domain"]: r["validation_samples"] for r in stats.table()} == {
+        d: stats.validation[d] for d in DOMAINS}
+    assert all(len(split) == 1 for split in sides.values())  # never on both sides
+    assert all(split == {config.split_of(t)} for t, split in sides.items())
+    held_out = sum(split == {"validation"} for split in sides.values()) / len(sides)
+    assert len(sides) >= 10 and 0.25 <= held_out <= 0.75, (held_out, len(sides))
+    # the default share on many ids, and the share in the config string (it keys metadata)
+    share = sum(SftConfig().split_of(f"t{i}") == "validation" for i in range(20000)) / 20000
+    assert abs(share - 0.1) < 0.01 and "_val0.5_" in str(config)
+    build_sft_split(data, tok, DOMAINS, SftConfig(validation_share=0.0))
+    assert load_from_disk(str(data / "sft_split" / "hf"))["validation"].num_rows == 0
+    with pytest.raises(ValueError, match="validation_share"):
+        SftConfig(validation_share=1.0)
+
+
 def test_exports_load_with_datasets_and_read_as_conversational(data, tok):
-    build_sft_split(data, tok, DOMAINS)
-    build_rl_split(data, tok, DOMAINS)
+    build_sft_split(data, tok, DOMAINS, SftConfig(validation_share=0.3))
+    assert "validation_samples" not in build_rl_split(data, tok, DOMAINS).table()[0]
     sft = load_from_disk(str(data / "sft_split" / "hf"))
     rl = load_from_disk(str(data / "rl_split" / "hf"))
-    assert sft["train"].num_rows == sum(len(rows(data, "sft_split", d)) for d in DOMAINS)
-    assert is_conversational(sft["train"][0]) and is_conversational(rl["train"][0])
+    parquet = [r for d in DOMAINS for r in rows(data, "sft_split", d)]
+    assert set(sft) == {"train", "validation"} and set(rl) == {"train"}
+    for name in ("train", "validation"):
+        wanted = [r for r in parquet if r["split"] == name]
+        assert sft[name].num_rows == len(wanted) > 0
+        assert sft[name]["trajectory_id"] == [r["trajectory_id"] for r in wanted]
+        assert "split" not in sft[name].column_names  # the DatasetDict key says it
+        assert is_conversational(sft[name][0])
+    assert not set(sft["train"]["trajectory_id"]) & set(sft["validation"]["trajectory_id"])
+    assert is_conversational(rl["train"][0])
     assert set(rl["train"].column_names) == {"prompt", "reference_observation", "domain",
                                              "trajectory_id", "turn_index", "verifier",
                                              "prompt_tokens"}

@@ -27,7 +27,7 @@ from assets.splits import (
 )
 from quality.stage import dedup_across_partitions
 from sources.factory.scale_text import jaccard
-from training.split import SplitConfig, bench_fraction, group_key, split_trajectories
+from training.split import SplitConfig, group_key, split_trajectories, stable_fraction
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 WORDS = [f"w{i}" for i in range(4000)]
@@ -129,7 +129,7 @@ def test_group_keys_and_bench_share():
     assert group_key("Fix the Bug", '{"instance_id": "a-1"}', "x") == "instance_id:a-1"
     assert group_key("Fix  the bug", "{}", "x") == group_key("fix the bug", None, "y")
     assert group_key("", "{}", "abc") == "trajectory:abc"
-    share = sum(bench_fraction(f"k{i}", 0) < 0.15 for i in range(20000)) / 20000
+    share = sum(stable_fraction(f"k{i}", 0) < 0.15 for i in range(20000)) / 20000
     assert share == pytest.approx(0.15, abs=0.01)
 
 

@@ -26,7 +26,12 @@ from training.model_config import ModelConfig, new_model
 from training.runner import StepConfig, checkpoint_dir
 from training.sft import SftConfig, messages_from_rl_row, tokenize_sample, train_sft
 from training.training_log import LOG_FILE, PLOT_FILE
-from training.weighted_loss import IGNORE, WeightedCollator, weighted_causal_lm_loss
+from training.weighted_loss import (
+    IGNORE,
+    WeightedCollator,
+    weighted_causal_lm_loss,
+    weighted_mean_loss_per_sample,
+)
 
 TINY_STEPS = StepConfig(max_steps=6, batch_size=4, logging_steps=2, save_steps=3)
 
@@ -158,6 +163,66 @@ def test_sft_from_cpt_and_deterministic(cpt_folder: Path, tmp_path: Path) -> Non
     assert ((tmp_path / "sft0" / "model.safetensors").read_bytes()
             == (tmp_path / "sft1" / "model.safetensors").read_bytes())
     AutoModelForCausalLM.from_pretrained(str(tmp_path / "sft0"))
+
+
+def _target_mean_loss(model: torch.nn.Module, sample: dict[str, list]) -> tuple[float, float]:
+    """By hand, one sample: (mean CE of its target tokens, mean CE of all its tokens)."""
+    ids = torch.tensor([sample["input_ids"]])
+    with torch.no_grad():
+        logits = model(input_ids=ids).logits[0, :-1]
+    ce = torch.nn.functional.cross_entropy(logits, ids[0, 1:], reduction="none")
+    weights = torch.tensor(sample["loss_weights"][1:])
+    return float((ce * weights).sum() / weights.sum()), float(ce.mean())
+
+
+def test_sft_evaluates_target_tokens_of_held_out_samples(cpt_folder, tokenizer, tmp_path) -> None:
+    """eval_loss is the mean over validation samples of each one's mean target-token loss,
+    computed with the final weights; the prompt tokens count for nothing."""
+    train = Dataset.from_list([{"messages": sft_messages(t, i)} for i, t in enumerate(TEXTS[:12])])
+    held_out = [sft_messages(t, 7) for t in TEXTS[:5]]
+    held_out[1][1]["content"] = "a much longer prompt: " * 6 + held_out[1][1]["content"]
+    log = train_sft(train, cpt_folder, tmp_path / "sft", SftConfig(steps=TINY_STEPS),
+                    validation=Dataset.from_list([{"messages": m} for m in held_out]))
+    assert log.validation_samples == 5 and "eval loss" in log.summary()
+    assert json.loads((tmp_path / "sft" / LOG_FILE).read_text())["eval_loss"] == log.eval_loss
+    model = AutoModelForCausalLM.from_pretrained(str(tmp_path / "sft"))
+    by_hand = [_target_mean_loss(model, tokenize_sample(m, tokenizer, 768)) for m in held_out]
+    target_mean = sum(t for t, _ in by_hand) / len(by_hand)
+    every_token_mean = sum(a for _, a in by_hand) / len(by_hand)
+    assert log.eval_loss == pytest.approx(target_mean, abs=1e-5)
+    assert abs(log.eval_loss - every_token_mean) > 0.05  # the prompt did not count
+
+
+def test_eval_loss_of_a_batch_is_the_mean_of_its_samples_alone(model_and_batch,
+                                                               tokenizer) -> None:
+    """Padding and neighbours change nothing: each row's weighted mean, averaged over rows
+    with weight (a row without any is left out)."""
+    model, _ = model_and_batch
+    rows = [tokenize_sample(sft_messages(t), tokenizer, 512) for t in TEXTS[:3]]
+    rows.append({**rows[0], "loss_weights": [0.0] * len(rows[0]["input_ids"])})
+    collate = WeightedCollator(tokenizer.pad_token_id)
+
+    def loss(batch_rows):
+        batch = collate(batch_rows)
+        with torch.no_grad():
+            logits = model(input_ids=batch["input_ids"],
+                           attention_mask=batch["attention_mask"]).logits
+        return weighted_mean_loss_per_sample(logits, batch["labels"], batch["loss_weights"])
+
+    alone = [loss([row]).item() for row in rows[:3]]
+    assert loss(rows).item() == pytest.approx(sum(alone) / 3, abs=1e-6)
+    assert alone == pytest.approx([_target_mean_loss(model, row)[0] for row in rows[:3]],
+                                  abs=1e-5)
+    assert torch.isnan(loss(rows[3:]))
+
+
+def test_sft_without_validation_records_no_eval(cpt_folder, tmp_path) -> None:
+    """The Echo Trap path (rl_split rows as SFT samples) has no validation rows."""
+    train = Dataset.from_list([{"messages": sft_messages(t)} for t in TEXTS[:8]])
+    log = train_sft(train, cpt_folder, tmp_path / "sft", SftConfig(steps=StepConfig(
+        max_steps=1, batch_size=4, save_steps=10)), validation=Dataset.from_list([]))
+    assert log.eval_loss is None and log.validation_samples == 0
+    assert "eval loss" not in log.summary()
 
 
 class _Interrupt(TrainerCallback):

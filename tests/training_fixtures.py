@@ -75,7 +75,8 @@ def rl_row(text: str, domain: str = "terminal", index: int = 0) -> dict:
 
 
 def write_split_tables(data_dir: Path, domains: tuple[str, ...] = ("terminal", "search")) -> None:
-    """tokenizer/, cpt_corpus, sft_split, rl_split and rl_split_all_turns in the contract layout."""
+    """tokenizer/, cpt_corpus, sft_split (every 4th sample in split "validation"), rl_split and
+    rl_split_all_turns in the contract layout."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -86,7 +87,9 @@ def write_split_tables(data_dir: Path, domains: tuple[str, ...] = ("terminal", "
             "cpt_corpus": [{**row, "domain": domain} for row in cpt_rows(tokenizer)[d::2]],
             "sft_split": [{"messages": sft_messages(t, i), "domain": domain,
                            "trajectory_id": f"t{i}", "turn_index": 0, "prompt_variant": i % 10,
-                           "reasoning_source": "deterministic"} for i, t in enumerate(texts)],
+                           "reasoning_source": "deterministic",
+                           "split": "validation" if i % 4 == 3 else "train"}
+                          for i, t in enumerate(texts)],
             "rl_split": [rl_row(t, domain, i) for i, t in enumerate(texts)],
             "rl_split_all_turns": [rl_row(t, domain, i) for i, t in enumerate(texts + texts[:3])],
         }

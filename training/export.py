@@ -1,8 +1,11 @@
 """Split tables as a `datasets.DatasetDict` (save_to_disk) beside their Parquet partitions.
 
 {data}/<table>/domain=<d>/part-0.parquet are the Parquet export; {data}/<table>/hf is the
-DatasetDict ("train": every domain, in domain order) that `datasets.load_from_disk` and TRL
-read as is. Built from the Parquet files just written, so the two never disagree.
+DatasetDict that `datasets.load_from_disk` and TRL read as is: "train" (every domain, in
+domain order), and for a table with a `split` column (sft_split) "train" and "validation" by
+that column, which is then dropped (the split is the DatasetDict's key; both keep the same
+columns; an empty one is there too, loadable, with no rows). Built from the Parquet files just
+written, so the two never disagree.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import pyarrow.parquet as pq
 from datasets import Dataset, DatasetDict
 
 from sources.storage import atomic_path, partition_path
+from training.split_tables import by_split
 
 HF_FOLDER = "hf"
 
@@ -24,9 +28,12 @@ def export_dataset_dict(data_dir: Path, table: str, domains: Sequence[str]) -> P
     paths = [p for d in domains if (p := partition_path(data_dir, table, d)).exists()]
     if not paths:
         raise FileNotFoundError(f"{Path(data_dir) / table}: no partitions to export")
-    combined = pa.concat_tables([pq.read_table(p) for p in paths])
+    combined = pa.concat_tables([pq.read_table(p) for p in paths]).replace_schema_metadata(None)
+    splits = (by_split(combined, str(Path(data_dir) / table))
+              if "split" in combined.column_names else {"train": combined})
     out = Path(data_dir) / table / HF_FOLDER
     with atomic_path(out) as tmp:
-        DatasetDict({"train": Dataset(combined.replace_schema_metadata(None))}).save_to_disk(
-            str(tmp))
+        # an empty split saved with datasets' default 0 shards does not load back: give it one
+        DatasetDict({name: Dataset(rows) for name, rows in splits.items()}).save_to_disk(
+            str(tmp), num_shards={name: 1 for name, rows in splits.items() if not rows.num_rows})
     return out

@@ -93,12 +93,17 @@ def continue_from(start_dir: Path, model: ModelConfig
 def train_and_save(trainer: Trainer, log: TrainingLog, resume_from: str | None,
                    tokenizer: PreTrainedTokenizerFast, out_dir: Path,
                    callbacks: Sequence[TrainerCallback] = ()) -> TrainingLog:
-    """Train (resuming when a checkpoint exists), then write the model folder atomically."""
+    """Train (resuming when a checkpoint exists), evaluate once on the trainer's eval_dataset
+    when it has one (cheap: once, not at every logging step), then write the model folder
+    atomically."""
     for callback in (TrainingLogCallback(log), *callbacks):
         trainer.add_callback(callback)
     if resume_from:
         print(f"{log.stage}: resuming from {resume_from}", flush=True)
     trainer.train(resume_from_checkpoint=resume_from)
+    if trainer.eval_dataset is not None and len(trainer.eval_dataset):
+        log.eval_loss = float(trainer.evaluate()["eval_loss"])
+        log.validation_samples = len(trainer.eval_dataset)
     with atomic_path(out_dir) as tmp:
         trainer.save_model(str(tmp))
         tokenizer.save_pretrained(str(tmp))

@@ -4,7 +4,10 @@ A sample is the sft_split `messages` list (system, history as user/assistant tur
 action, then the target "<think>...</think><predicted_observation>...</predicted_observation>").
 It is rendered with the tokenizer's chat template; tokens of the prompt (everything up to the
 generation prompt of the last assistant turn) get weight 0 and the target's tokens weight 1, and
-the same weighted loss as CPT trains on that (transformers Trainer, masked tokens).
+the same weighted loss as CPT trains on that (transformers Trainer, masked tokens). It trains
+on sft_split's "train" rows; at the end it evaluates once on the "validation" rows (whole
+held-out trajectories) and records eval_loss, the mean target-token loss per sample (the prompt
+tokens count for nothing). An rl_split (Echo Trap ablation) has no validation rows: no eval.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from datasets import Dataset
+from datasets import Dataset, DatasetDict
 from transformers import PreTrainedTokenizerFast, TrainerCallback, TrainingArguments
 
 from training.model_config import ModelConfig
@@ -22,7 +25,7 @@ from training.prompts import fit_prompts
 from training.runner import StepConfig, continue_from, start_log, train_and_save, trainer_arguments
 from training.sft_split import SftConfig as SplitConfig
 from training.sft_split import observation_head
-from training.split_tables import read_columns
+from training.split_tables import by_split, read_columns, read_table
 from training.training_log import TrainingLog
 from training.weighted_loss import WeightedCollator, WeightedLossTrainer
 
@@ -70,9 +73,11 @@ def messages_from_rl_row(row: dict[str, Any], observation: str) -> list[dict[str
     return [*row["prompt"], {"role": "assistant", "content": target}]
 
 
-def read_sft_split(paths: Sequence[Path]) -> Dataset:
-    """The `messages` column of sft_split partitions."""
-    return read_columns(paths, ["messages"], "sft_split")
+def read_sft_split(paths: Sequence[Path]) -> DatasetDict:
+    """The `messages` of sft_split partitions, as "train" and "validation" (may be empty)."""
+    rows = read_table(paths, ["messages", "split"], "sft_split")
+    return DatasetDict({name: Dataset(part) for name, part in
+                        by_split(rows, f"{[str(p) for p in paths]}").items()})
 
 
 def read_rl_split_as_sft(paths: Sequence[Path], tokenizer: PreTrainedTokenizerFast,
@@ -97,15 +102,25 @@ def tokenize_dataset(samples: Dataset, tokenizer: PreTrainedTokenizerFast,
 
 def train_sft(samples: Dataset, start_dir: Path, out_dir: Path,
               config: SftConfig = SftConfig(),
-              callbacks: Sequence[TrainerCallback] = ()) -> TrainingLog:
-    """Fine-tune the model in `start_dir` (CPT folder) and write the SFT folder to `out_dir`."""
+              callbacks: Sequence[TrainerCallback] = (),
+              validation: Dataset | None = None) -> TrainingLog:
+    """Fine-tune the model in `start_dir` (CPT folder) on `samples` and write the SFT folder to
+    `out_dir`; with `validation` samples, evaluate on them at the end (log.eval_loss)."""
+    if len(samples) == 0:
+        raise ValueError("no SFT training samples (is every trajectory held out for validation?)")
     tokenizer, model_config, model = continue_from(start_dir, config.model)
     log, resume_from = start_log("sft", out_dir, model, model_config, config)
     args = TrainingArguments(**trainer_arguments(out_dir, config.steps, model_config),
-                             remove_unused_columns=False)
+                             remove_unused_columns=False,
+                             # evaluate() keeps only the loss: gathering the logits of the
+                             # validation set would hold samples x length x vocab floats
+                             prediction_loss_only=True,
+                             per_device_eval_batch_size=config.steps.batch_size)
     trainer = WeightedLossTrainer(
         model=model, args=args, processing_class=tokenizer,
         train_dataset=tokenize_dataset(samples, tokenizer, config.max_length),
+        eval_dataset=(tokenize_dataset(validation, tokenizer, config.max_length)
+                      if validation is not None and len(validation) else None),
         data_collator=WeightedCollator(tokenizer.pad_token_id))
     return train_and_save(trainer, log, resume_from, tokenizer, out_dir, callbacks)
 

@@ -6,12 +6,17 @@ replayed under `max_prompt_tokens` (oldest turns dropped), then the current acti
 target `<think>reasoning</think><predicted_observation>observation</predicted_observation>`.
 The reasoning comes from teacher.py (deterministic by default, or a judged teacher model).
 `max_trajectories_per_domain` bounds the split (episodes in trajectory_id order).
+Whole trajectories are held out for validation: a trajectory's samples are all in split
+"validation" when stable_fraction("validation:<trajectory id>", seed) < `validation_share`, else
+all in "train" (the `split` column), so no trajectory is on both sides.
 
-Output: {data}/sft_split/domain={d}/part-0.parquet and {data}/sft_split/hf (CONTRACTS).
+Output: {data}/sft_split/domain={d}/part-0.parquet and {data}/sft_split/hf (CONTRACTS; the
+DatasetDict has "train" and "validation").
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,13 +30,14 @@ from training.prompt_variants import prompts_version, system_prompt, variant_for
 from training.prompts import PromptBuilder, pick_turns
 from training.render import first_episodes
 from training.sample_stats import SampleStats
+from training.split import stable_fraction
 from training.teacher import OpenAITeacher, Query, deterministic_rationale
 
 MESSAGE = pa.struct([("role", pa.string()), ("content", pa.string())])
 SFT_SCHEMA = pa.schema([
     ("messages", pa.list_(MESSAGE)), ("domain", pa.string()), ("trajectory_id", pa.string()),
     ("turn_index", pa.int32()), ("prompt_variant", pa.int32()),
-    ("reasoning_source", pa.string()),
+    ("reasoning_source", pa.string()), ("split", pa.string()),
 ])
 SFT_COLUMN_DOCS = {
     "messages": "system (a prompt variant with the task), history in the bench's layout "
@@ -43,6 +49,8 @@ SFT_COLUMN_DOCS = {
     "turn_index": "the target turn (0-based)",
     "prompt_variant": "which of the 10 system prompt variants (0..9)",
     "reasoning_source": "'deterministic' (rationale from the data) or 'teacher:<model>'",
+    "split": "'train' or 'validation' (held out by a stable hash of the trajectory id and the "
+             "seed: every sample of a trajectory is on the same side)",
 }
 
 
@@ -61,13 +69,23 @@ class SftConfig:
     max_target_observation_tokens: int | None = 48
     rationale: str = "brief"  # "brief" | "full" (deterministic rationale only)
     max_trajectories_per_domain: int | None = 40
+    validation_share: float = 0.1  # of the trajectories, held out whole (SFT's eval_loss)
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.validation_share < 1.0:
+            raise ValueError(f"validation_share must be in [0, 1), got {self.validation_share}")
 
     def __str__(self) -> str:
         return (f"k{self.turns_per_trajectory}_p{self.max_prompt_tokens}"
                 f"_o{self.max_target_observation_tokens or 'all'}_{self.rationale}"
-                f"_t{self.max_trajectories_per_domain or 'all'}_seed{self.seed}"
-                f"_prompts{prompts_version()}")
+                f"_t{self.max_trajectories_per_domain or 'all'}_val{self.validation_share:g}"
+                f"_seed{self.seed}_prompts{prompts_version()}")
+
+    def split_of(self, trajectory_id: str) -> str:
+        """'validation' or 'train' for every sample of a trajectory (stable, seeded)."""
+        held_out = stable_fraction(f"validation:{trajectory_id}", self.seed) < self.validation_share
+        return "validation" if held_out else "train"
 
 
 def target_text(reasoning: str, observation: str) -> str:
@@ -95,7 +113,7 @@ def build_sft_split(data_dir: Path, tokenizer: PreTrainedTokenizerFast, domains:
                     config: SftConfig = SftConfig(), teacher: OpenAITeacher | None = None
                     ) -> SampleStats:
     """Write sft_split (Parquet per domain, then the DatasetDict); return the counts."""
-    stats = SampleStats(config=str(config))
+    stats = SampleStats(config=str(config), validation=Counter())
     source = teacher.source if teacher else "deterministic"
     written = []
     for domain in domains:
@@ -106,6 +124,7 @@ def build_sft_split(data_dir: Path, tokenizer: PreTrainedTokenizerFast, domains:
                          rows_per_batch=256) as sink:
             for episode in first_episodes(data_dir, domain, config.max_trajectories_per_domain):
                 stats.trajectories[domain] += 1
+                split = config.split_of(episode.trajectory_id)
                 builder = PromptBuilder(tokenizer, episode, config.max_prompt_tokens)
                 for step in pick_turns(episode, config.turns_per_trajectory, config.seed):
                     position = episode.steps.index(step)
@@ -132,9 +151,9 @@ def build_sft_split(data_dir: Path, tokenizer: PreTrainedTokenizerFast, domains:
                                              {"role": "assistant", "content": target}],
                                 "domain": domain, "trajectory_id": episode.trajectory_id,
                                 "turn_index": step.turn_index, "prompt_variant": variant,
-                                "reasoning_source": source})
+                                "reasoning_source": source, "split": split})
                     stats.add(domain, prompt.tokens,
                               builder.answer_tokens(reasoning, observation, special=4),
-                              prompt.dropped_turns)
+                              prompt.dropped_turns, validation=split == "validation")
     export_dataset_dict(data_dir, "sft_split", written)
     return stats

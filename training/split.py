@@ -103,8 +103,9 @@ def group_key(task: str | None, metadata: str | None, trajectory_id: str) -> str
     return f"trajectory:{trajectory_id}"
 
 
-def bench_fraction(key: str, seed: int) -> float:
-    """A stable number in [0, 1) for a group key: the first 8 bytes of sha256, scaled."""
+def stable_fraction(key: str, seed: int) -> float:
+    """A stable number in [0, 1) for a key (a group key here, a trajectory id for sft_split's
+    validation share): the first 8 bytes of sha256 of "{seed}:{key}", scaled."""
     digest = hashlib.sha256(f"{seed}:{key}".encode()).digest()
     return int.from_bytes(digest[:8], "big") / 2**64
 
@@ -130,7 +131,7 @@ def split_trajectories(data_dir: Path, domains: Sequence[str],
     keys = [group_key(t, m, i) for t, m, i in zip(
         kept["task"].to_pylist(), kept["metadata"].to_pylist(),
         kept["trajectory_id"].to_pylist(), strict=True)]
-    pools = ["bench" if bench_fraction(k, config.seed) < config.bench_share else "train"
+    pools = ["bench" if stable_fraction(k, config.seed) < config.bench_share else "train"
              for k in keys]
     ids = kept["trajectory_id"].to_pylist()
     found = find_contaminated(dedup_dir / "signatures.parquet",

@@ -57,11 +57,17 @@ def run_cpt(data_dir: Path, config: CptConfig, name: str = "cpt_model") -> Train
 
 def run_sft(data_dir: Path, config: SftConfig, start: str = "cpt_model",
             name: str = "sft_model", table: str = "sft_split") -> TrainingLog:
-    """SFT on sft_split, or on an rl split's prompts + references (the Echo Trap ablation)."""
+    """SFT on sft_split's train rows, evaluated on its validation rows; or on an rl split's
+    prompts + references (the Echo Trap ablation: every row trains, no evaluation)."""
     paths = partitions(data_dir, table)
-    samples = (read_sft_split(paths) if table == "sft_split" else read_rl_split_as_sft(
-        paths, load_tokenizer(Path(data_dir) / "tokenizer")))
-    return train_sft(samples, model_dir(data_dir, start), model_dir(data_dir, name), config)
+    if table == "sft_split":
+        splits = read_sft_split(paths)
+        samples, validation = splits["train"], splits["validation"]
+    else:
+        samples = read_rl_split_as_sft(paths, load_tokenizer(Path(data_dir) / "tokenizer"))
+        validation = None
+    return train_sft(samples, model_dir(data_dir, start), model_dir(data_dir, name), config,
+                     validation=validation)
 
 
 def run_rl(data_dir: Path, config: GspoConfig, scorer: Scorer, start: str = "sft_model",

@@ -34,6 +34,10 @@ class TrainingLog:
     reward_curve: list[dict[str, float]] = field(default_factory=list)
     resumed_from_step: int = 0
     config: dict[str, Any] = field(default_factory=dict)
+    # Loss on held-out samples at the end of training (SFT on sft_split's "validation"): each
+    # sample's mean target-token loss, averaged; None when the stage had no validation set.
+    eval_loss: float | None = None
+    validation_samples: int = 0
 
     @property
     def tokens_per_second(self) -> float:
@@ -61,9 +65,11 @@ class TrainingLog:
 
     def summary(self) -> str:
         loss = f"{self.final_loss:.3f}" if self.final_loss is not None else "n/a"
+        held_out = (f", eval loss {self.eval_loss:.3f} on {self.validation_samples} validation "
+                    "samples" if self.eval_loss is not None else "")
         return (f"{self.stage}: {self.steps} steps, {self.tokens_seen:,} tokens in "
                 f"{self.wall_seconds:.1f} s ({self.tokens_per_second:,.0f} tokens/s), "
-                f"final loss {loss}")
+                f"final loss {loss}{held_out}")
 
 
 class TrainingLogCallback(TrainerCallback):

@@ -5,6 +5,12 @@ the (accumulated) batch, not the sum of the weights: so a weight-0 token gives e
 gradient, halving a weight halves exactly that token's contribution, and one token's weight never
 changes another token's share (normalising by sum(w) would). SFT reuses the same loss with
 weight 0 on the prompt and 1 on the assistant target.
+
+Evaluation (Trainer.evaluate, model in eval mode) reports a figure that reads on its own: each
+sample's weighted mean  sum_t w_t * CE_t / sum_t w_t  (for SFT the mean cross-entropy of its
+target tokens; prompt tokens count neither above nor below the line), averaged over the
+samples. The Trainer averages batch losses weighted by batch size, so a mean over the rows of
+each batch makes eval_loss the exact mean over samples, whatever the batch size.
 """
 
 from __future__ import annotations
@@ -26,16 +32,32 @@ def weighted_causal_lm_loss(logits: torch.Tensor, labels: torch.Tensor, weights:
     (the weight of the token being predicted). N = `num_targets` (for gradient accumulation:
     the target count of the whole accumulated batch) or this batch's count of non-IGNORE labels.
     """
-    shift_logits = logits[:, :-1, :].float()
-    shift_labels = labels[:, 1:]
-    shift_weights = weights[:, 1:].to(shift_logits.dtype)
-    token_loss = F.cross_entropy(shift_logits.reshape(-1, shift_logits.size(-1)),
-                                 shift_labels.reshape(-1), ignore_index=IGNORE, reduction="none")
-    valid = shift_labels.reshape(-1) != IGNORE
+    weighted, valid = _weighted_token_losses(logits, labels, weights)
     if num_targets is None:
         num_targets = valid.sum()
-    weighted = token_loss * shift_weights.reshape(-1) * valid
     return weighted.sum() / torch.as_tensor(num_targets, device=weighted.device).clamp(min=1)
+
+
+def weighted_mean_loss_per_sample(logits: torch.Tensor, labels: torch.Tensor,
+                                  weights: torch.Tensor) -> torch.Tensor:
+    """Mean over the rows of  sum_t w_t * CE_t / sum_t w_t  (the evaluation loss); rows with
+    no weight are left out, NaN when no row has any (the Trainer drops non-finite losses)."""
+    weighted, valid = _weighted_token_losses(logits, labels, weights)
+    row_weight = (weights[:, 1:].to(weighted.dtype) * valid).sum(dim=1)
+    kept = row_weight > 0
+    return (weighted.sum(dim=1)[kept] / row_weight[kept]).mean()
+
+
+def _weighted_token_losses(logits: torch.Tensor, labels: torch.Tensor, weights: torch.Tensor
+                           ) -> tuple[torch.Tensor, torch.Tensor]:
+    """(w_t * CE_t, valid) over the shifted positions, both (B, T - 1); 0 at padding."""
+    shift_logits = logits[:, :-1, :].float()
+    shift_labels = labels[:, 1:]
+    token_loss = F.cross_entropy(shift_logits.reshape(-1, shift_logits.size(-1)),
+                                 shift_labels.reshape(-1), ignore_index=IGNORE, reduction="none")
+    valid = shift_labels != IGNORE
+    weighted = token_loss.view_as(shift_labels) * weights[:, 1:].to(token_loss.dtype) * valid
+    return weighted, valid
 
 
 class WeightedCollator:
@@ -70,7 +92,8 @@ class WeightedCollator:
 
 
 class WeightedLossTrainer(Trainer):
-    """transformers Trainer whose loss is `weighted_causal_lm_loss` (batches carry loss_weights)."""
+    """transformers Trainer whose loss is `weighted_causal_lm_loss` (batches carry loss_weights),
+    and `weighted_mean_loss_per_sample` when it evaluates."""
 
     # The loss is normalised by the accumulated batch's target count: no further division by
     # the accumulation steps.
@@ -83,5 +106,8 @@ class WeightedLossTrainer(Trainer):
         weights = inputs.pop("loss_weights")
         labels = inputs.pop("labels")
         outputs = model(**inputs)
-        loss = weighted_causal_lm_loss(outputs.logits, labels, weights, num_items_in_batch)
+        if not model.training:  # Trainer.evaluate: the per-sample weighted mean (docstring)
+            loss = weighted_mean_loss_per_sample(outputs.logits, labels, weights)
+        else:
+            loss = weighted_causal_lm_loss(outputs.logits, labels, weights, num_items_in_batch)
         return (loss, outputs) if return_outputs else loss
