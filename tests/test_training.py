@@ -225,6 +225,18 @@ def test_sft_without_validation_records_no_eval(cpt_folder, tmp_path) -> None:
     assert "eval loss" not in log.summary()
 
 
+def test_sft_split_without_split_column_asks_to_rebuild(tmp_path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from training.sft import read_sft_split
+
+    path = tmp_path / "part-0.parquet"
+    pq.write_table(pa.Table.from_pylist([{"messages": sft_messages(TEXTS[0])}]), path)
+    with pytest.raises(ValueError, match="materialize sft_split again"):
+        read_sft_split([path])
+
+
 class _Interrupt(TrainerCallback):
     def on_step_end(self, args, state, control, **kwargs):
         if state.global_step == 4:

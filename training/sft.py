@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
 from datasets import Dataset, DatasetDict
 from transformers import PreTrainedTokenizerFast, TrainerCallback, TrainingArguments
 
@@ -75,6 +76,10 @@ def messages_from_rl_row(row: dict[str, Any], observation: str) -> list[dict[str
 
 def read_sft_split(paths: Sequence[Path]) -> DatasetDict:
     """The `messages` of sft_split partitions, as "train" and "validation" (may be empty)."""
+    stale = [str(p) for p in paths if "split" not in pq.read_schema(p).names]
+    if stale:
+        raise ValueError(f"{stale}: sft_split written before its train / validation `split` "
+                         "column: materialize sft_split again")
     rows = read_table(paths, ["messages", "split"], "sft_split")
     return DatasetDict({name: Dataset(part) for name, part in
                         by_split(rows, f"{[str(p) for p in paths]}").items()})
