@@ -184,13 +184,17 @@ def split_metadata(data_dir, table: str, docs: dict[str, str], stats: SampleStat
 
 
 class SftSettings(dg.Config):
-    """SFT targets per trajectory, prompt budget, trajectories per domain (0: all), and an
-    optional teacher (OpenAI-compatible base URL and model; empty: deterministic rationale)."""
+    """SFT targets per trajectory, prompt budget, observation head of the target (0: the whole
+    observation), rationale style (brief | full), trajectories per domain (0: all), and an
+    optional teacher (OpenAI-compatible base URL and model; empty: deterministic rationale).
+    Defaults are the library's (training.sft_split.SftConfig), sized for the tiny CPU model."""
 
-    turns_per_trajectory: int = 2
-    max_prompt_tokens: int = 2048
-    max_trajectories_per_domain: int = 40
-    validation_share: float = 0.1  # of the trajectories, held out whole for sft_model's eval
+    turns_per_trajectory: int = SftConfig.turns_per_trajectory
+    max_prompt_tokens: int = SftConfig.max_prompt_tokens
+    max_target_observation_tokens: int = SftConfig.max_target_observation_tokens or 0
+    rationale: str = SftConfig.rationale
+    max_trajectories_per_domain: int = SftConfig.max_trajectories_per_domain or 0
+    validation_share: float = SftConfig.validation_share  # trajectories held out for eval_loss
     teacher_base_url: str = ""
     teacher_model: str = ""
     teacher_api_key: str = "none"
@@ -206,6 +210,9 @@ def sft_split(context: dg.AssetExecutionContext, config: SftSettings,
     domain and a DatasetDict (save_to_disk: train, validation) that TRL reads as is."""
     sft_config = SftConfig(turns_per_trajectory=config.turns_per_trajectory,
                            max_prompt_tokens=config.max_prompt_tokens,
+                           max_target_observation_tokens=(
+                               config.max_target_observation_tokens or None),
+                           rationale=config.rationale,
                            max_trajectories_per_domain=config.max_trajectories_per_domain or None,
                            validation_share=config.validation_share)
     teacher = (OpenAITeacher(config.teacher_base_url, config.teacher_model,

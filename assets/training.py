@@ -18,7 +18,14 @@ from transformers import AutoModelForCausalLM
 
 from assets.resources import WorldtraceStorage
 from assets.table_metadata import records_table
-from training.ablation import bench_samples, configure, markdown, run_ablation, write_table
+from training.ablation import (
+    AblationConfig,
+    bench_samples,
+    configure,
+    markdown,
+    run_ablation,
+    write_table,
+)
 from training.cpt import CptConfig
 from training.gspo import GspoConfig
 from training.model_config import parameter_count
@@ -136,7 +143,7 @@ class AblationSettings(dg.Config):
     cpt_steps: int | None = None
     sft_steps: int | None = None
     rl_steps: int | None = None
-    max_new_tokens: int = 160
+    max_new_tokens: int = AblationConfig.max_new_tokens
     bench_dir: str | None = None  # default {data}/agentworldbench/official
     samples_per_domain: int = 20  # every variant generates on CPU; 0 = all samples
 
