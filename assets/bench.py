@@ -10,7 +10,7 @@ leaderboard's Overall is a mean over all seven domains, so each asset runs over 
 
 import base64
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import dagster as dg
@@ -132,13 +132,17 @@ def agentworldbench(context: dg.AssetExecutionContext, config: BenchSettings,
                        checks.no_near_duplicate_in_train(storage.data_path, samples))
 
 
+def model_specs(data_dir: Path, names: Sequence[str] | None = None) -> list[str]:
+    """hf_local specs for the model folders under {data}/models (those holding a config.json):
+    the named ones, or every one."""
+    models = data_dir / "models"
+    folders = sorted(models.glob("*")) if names is None else [models / name for name in names]
+    return [f"{MODEL_PREFIX}{folder}" for folder in folders if (folder / "config.json").exists()]
+
+
 def predictor_specs(settings: PredictorSettings, data_dir: Path) -> list[str]:
-    """The configured specs, plus hf_local for each trained model folder once hf_local exists."""
-    specs = list(settings.predictors)
-    if settings.include_models:
-        specs += [f"hf_local:{folder}" for folder in sorted((data_dir / "models").glob("*"))
-                  if (folder / "config.json").exists()]
-    return specs
+    """The configured specs, plus hf_local for each model folder with include_models."""
+    return [*settings.predictors, *(model_specs(data_dir) if settings.include_models else [])]
 
 
 def model_stats(predictor: object) -> dict[str, int]:

@@ -11,6 +11,7 @@ import base64
 
 import dagster as dg
 
+from assets.bench import model_specs
 from assets.resources import WorldtraceStorage
 from assets.splits import domain_tables_metadata
 from assets.table_metadata import records_table
@@ -57,9 +58,7 @@ def bench_rollout(context: dg.AssetExecutionContext, config: RolloutSettings,
                                          max_prompt_tokens=config.model_max_prompt_tokens or None,
                                          temperature=config.model_temperature)
     steps_rows, decay_rows = [], []
-    models = [f"hf_local:{data / 'models' / name}" for name in config.models
-              if (data / "models" / name / "config.json").exists()]
-    for spec in [*config.predictors, *models]:
+    for spec in [*config.predictors, *model_specs(data, config.models)]:
         predictor = build_predictor(spec, predictor_context)
         steps = free_run(predictor, chains, config.depth, judge,
                          on_step=lambda d, n, name=predictor.name:

@@ -69,7 +69,7 @@ def test_bench_assets_build_predict_score_and_rank(bench_corpus: Path, tmp_path:
 
 
 def test_trained_model_folders_join_the_predictors(tmp_path: Path) -> None:
-    from assets.bench import PredictorSettings, predictor_specs
+    from assets.bench import PredictorSettings, model_specs, predictor_specs
 
     for name, has_config in (("sft_model", True), ("rl_model", True), ("notes", False),
                              ("untrained_model", True)):
@@ -83,3 +83,7 @@ def test_trained_model_folders_join_the_predictors(tmp_path: Path) -> None:
                      f"hf_local:{tmp_path / 'models' / 'untrained_model'}"]
     assert predictor_specs(PredictorSettings(include_models=False), tmp_path) == [
         "copy_last", "empty", "retrieval"]
+    # bench_rollout names its models: in the order given, only folders that hold a model
+    assert model_specs(tmp_path, ["untrained_model", "cpt_model", "rl_model"]) == [
+        f"hf_local:{tmp_path / 'models' / 'untrained_model'}",
+        f"hf_local:{tmp_path / 'models' / 'rl_model'}"]
