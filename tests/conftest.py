@@ -38,6 +38,23 @@ def realdev_dir() -> Path:
     return path
 
 
+def shared_official_dir() -> Path:
+    """../shared/official-agentworld beside the checkout (the released evaluation code and
+    prompts), or $WORLDTRACE_OFFICIAL."""
+    return Path(os.environ.get("WORLDTRACE_OFFICIAL",
+                               REPO_ROOT.parent / "shared" / "official-agentworld"))
+
+
+@pytest.fixture(scope="session")
+def official_dir() -> Path:
+    """The released AgentWorldBench evaluation checkout; skips when it is not there."""
+    path = shared_official_dir()
+    if not (path / "prompts").is_dir():
+        pytest.skip(f"released AgentWorldBench code not found at {path} "
+                    "(set WORLDTRACE_OFFICIAL)")
+    return path
+
+
 @pytest.fixture(scope="session")
 def bench_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A small generated corpus, ingested and labelled (tests/bench_corpus.py), shared by the
