@@ -8,7 +8,9 @@ Each step is small: `iter_inputs` lists the files and run folders of a source in
 (a folder that a run-folder reader claims is one input, with that reader), `choose_reader` picks
 the catalog's reader or detects one by content (once per input), `read_input` runs it over one
 input and converts any failure into quarantine, `to_rows` stamps a trajectory with its source,
-domain and content-hash IDs, and `write_tables` streams the rows into per-domain sinks. Counters
+domain and content-hash IDs, and `write_tables` streams the rows into per-domain sinks, each
+row written once (to a fresh file beside its partition, renamed into place, or merged when
+other sources' rows stay there: sources/source_merge.py). Counters
 are kept in `IngestStats` as the stream runs, so `records_read == turns_kept + quarantined` can be
 checked at the end of every run. Used by `worldtrace ingest` and the Dagster ingest asset.
 """
@@ -39,8 +41,8 @@ from sources.schema import (
     Quarantine,
     Trajectory,
 )
-from sources.source_merge import merged_output
-from sources.storage import ParquetSink, partition_path
+from sources.source_merge import RunOutput, merged_output
+from sources.storage import ParquetSink
 
 DOC_SUFFIXES = (".md", ".markdown", ".rst")
 TABLE_SCHEMAS: dict[str, pa.Schema] = {
@@ -329,15 +331,15 @@ class DomainSinks:
     """One ParquetSink per (table, domain); the first row of a domain opens all three tables,
     so every domain partition has all three files (an empty quarantine is a file too)."""
 
-    def __init__(self, data_dir: Path, stack: ExitStack) -> None:
-        self.data_dir = data_dir
+    def __init__(self, output: RunOutput, stack: ExitStack) -> None:
+        self.output = output
         self.stack = stack
         self.sinks: dict[tuple[str, str], ParquetSink] = {}
 
     def get(self, table: str, domain: str) -> ParquetSink:
         if (table, domain) not in self.sinks:
             for name, schema in TABLE_SCHEMAS.items():
-                path = partition_path(self.data_dir, name, domain)
+                path = self.output.open_path(name, domain)
                 self.sinks[name, domain] = self.stack.enter_context(ParquetSink(path, schema))
         return self.sinks[table, domain]
 
@@ -358,8 +360,8 @@ def write_tables(
     """
     stats = IngestStats()
     specs = list(specs)
-    with merged_output(specs, data_dir, TABLE_SCHEMAS, replace) as staging, ExitStack() as stack:
-        sinks = DomainSinks(staging, stack)
+    with merged_output(specs, data_dir, TABLE_SCHEMAS, replace) as output, ExitStack() as stack:
+        sinks = DomainSinks(output, stack)
         for domain in domains:
             sinks.get("raw_turns", domain)
         for spec in specs:

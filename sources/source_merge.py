@@ -4,7 +4,10 @@
 partition is rewritten as (its old rows of every other source) + (this run's rows), grouped by
 source name in sorted order and re-chunked into fixed-size row groups, so re-ingesting a source
 gives byte-identical files whatever the order the sources were added in. IDs stay unique across
-sources (the source name is part of every trajectory ID).
+sources (the source name is part of every trajectory ID). Each row is written once: a run's
+sinks write fresh files beside the partitions, and a fresh file that holds the partition's only
+source is renamed into place (the merge would copy it unchanged); only a partition shared with
+other sources is merged. A killed run's leftovers are removed by the next run.
 
 Which path each source was read from is recorded beside the tables, one small JSON per domain:
 
@@ -20,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -29,7 +31,14 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from sources.catalog import SourceSpec
-from sources.storage import COMPRESSION, PART_FILE, ROWS_PER_BATCH, atomic_path, partition_path
+from sources.storage import (
+    COMPRESSION,
+    FRESH_SUFFIX,
+    ROWS_PER_BATCH,
+    atomic_path,
+    partition_path,
+    remove_stale_temps,
+)
 
 MANIFEST_DIR = "_sources"  # leading "_": hive readers (DuckDB, pyarrow) skip it
 
@@ -142,43 +151,82 @@ def _write_chunk(
     return rest.to_batches(), rest.num_rows
 
 
+class RunOutput:
+    """Where one run's sinks write: a fresh file beside each final partition file
+    (`.part-0.parquet.fresh-<pid>`, hidden from hive readers), written once. On success each
+    fresh file is renamed onto its partition when nothing else is to be kept there (the common
+    case: a first ingest, or a re-ingest of the same sources), else merged with the kept rows.
+    """
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        self.written: set[tuple[str, str]] = set()
+
+    def fresh_path(self, table: str, domain: str) -> Path:
+        final = partition_path(self.data_dir, table, domain)
+        return final.with_name(f".{final.name}{FRESH_SUFFIX}{os.getpid()}")
+
+    def open_path(self, table: str, domain: str) -> Path:
+        """The fresh path a sink writes, remembered so that it is placed or dropped."""
+        self.written.add((table, domain))
+        return self.fresh_path(table, domain)
+
+    def domains(self) -> set[str]:
+        return {domain for _, domain in self.written}
+
+    def discard(self) -> None:
+        for table, domain in self.written:
+            self.fresh_path(table, domain).unlink(missing_ok=True)
+
+
 @contextlib.contextmanager
 def merged_output(
     specs: list[SourceSpec], data_dir: Path, schemas: dict[str, pa.Schema], replace: bool = False
-) -> Iterator[Path]:
-    """A staging folder to write this run's tables into; merged into `data_dir` on success.
+) -> Iterator[RunOutput]:
+    """The run's fresh partition files, moved or merged into `data_dir` on success.
 
-    Checks for conflicts before anything is read. On an exception the staging folder is dropped
-    and `data_dir` is untouched.
+    Checks for conflicts before anything is read, and first removes what a killed run left
+    (its fresh and temporary files, an old `_staging-<pid>` folder; see
+    `storage.remove_stale_temps`). On an exception the fresh files are dropped and `data_dir`
+    is untouched.
     """
     check_conflicts(specs, data_dir, replace)
-    staging = data_dir / f"_staging-{os.getpid()}"
-    shutil.rmtree(staging, ignore_errors=True)
+    remove_stale_temps(data_dir, list(schemas))
+    output = RunOutput(data_dir)
     try:
-        yield staging
+        yield output
         run = {spec.name: source_entry(spec) for spec in specs}
-        merge_into(data_dir, staging, schemas, run)
+        merge_into(data_dir, output, schemas, run)
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        output.discard()
 
 
-def _staged_domains(staging: Path, schemas: dict[str, pa.Schema]) -> set[str]:
-    return {
-        path.parent.name.removeprefix("domain=")
-        for table in schemas
-        for path in (staging / table).glob(f"domain=*/{PART_FILE}")
-    }
+def place_partition(
+    final: Path, fresh: Path | None, schema: pa.Schema, run_sources: set[str]
+) -> set[str]:
+    """Put this run's `fresh` rows into `final`: a rename when `final` keeps no other source
+    and `fresh` holds at most one (its rows are then already in merge order and chunking),
+    else `merge_partition`. Returns the sources `final` holds."""
+    if fresh is not None and not (_source_names(final if final.is_file() else None)
+                                  - run_sources):
+        new = _source_names(fresh)
+        if len(new) <= 1:
+            os.replace(fresh, final)
+            return new
+    return merge_partition(final, fresh, schema, run_sources)
 
 
 def merge_into(
-    data_dir: Path, staging: Path, schemas: dict[str, pa.Schema], run: dict[str, dict[str, str]]
+    data_dir: Path, output: RunOutput, schemas: dict[str, pa.Schema],
+    run: dict[str, dict[str, str]]
 ) -> None:
-    """Merge every staged partition into `data_dir`; a domain where the manifest records one of
-    this run's sources but the run wrote nothing loses that source's old rows all the same.
+    """Place every partition the run wrote into `data_dir`; a domain where the manifest records
+    one of this run's sources but the run wrote nothing loses that source's old rows all the
+    same.
 
     Only those domains are touched (other domains may be written by a concurrent partition run).
     """
-    touched = _staged_domains(staging, schemas) | {
+    touched = output.domains() | {
         domain
         for domain in recorded_domains(data_dir)
         if set(load_manifest(data_dir, domain)) & set(run)
@@ -186,7 +234,8 @@ def merge_into(
     for domain in sorted(touched):
         present: set[str] = set()
         for table, schema in schemas.items():
-            fresh = partition_path(staging, table, domain)
+            fresh = output.fresh_path(table, domain)
             final = partition_path(data_dir, table, domain)
-            present |= merge_partition(final, fresh if fresh.is_file() else None, schema, set(run))
+            present |= place_partition(final, fresh if fresh.is_file() else None, schema,
+                                       set(run))
         write_manifest(data_dir, domain, run, present)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -47,9 +48,45 @@ def table_glob(data_dir: Path | str, table: str) -> str:
 
 # --- atomic writes ------------------------------------------------------------------------------
 
+TEMP_SUFFIX = ".tmp-"  # .{name}.tmp-<pid>: a file being written
+OLD_SUFFIX = ".old-"  # .{name}.old-<pid>: a folder being replaced
+FRESH_SUFFIX = ".fresh-"  # .{name}.fresh-<pid>: an ingest run's rows, before they are placed
+STAGING_PREFIX = "_staging-"  # _staging-<pid>: the staging folder of older ingest runs
+_PID_TAIL = re.compile(r"(?:\.tmp-|\.old-|\.fresh-|^_staging-)(\d+)$")
+
+
 def _temp_beside(path: Path) -> Path:
     """A hidden temporary name in the same folder (same filesystem, so the rename is atomic)."""
-    return path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    return path.with_name(f".{path.name}{TEMP_SUFFIX}{os.getpid()}")
+
+
+def process_alive(pid: int) -> bool:
+    """True when a process with this id runs on this machine (signal 0 probes, sends nothing)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: alive
+        return True
+    return True
+
+
+def remove_stale_temps(data_dir: Path | str, tables: list[str]) -> list[Path]:
+    """Remove what a killed writer left in `data_dir`: temporary, fresh and old files of the
+    partitions of `tables`, and old `_staging-<pid>` folders, whose process is gone (SIGKILL
+    runs no cleanup). A live process's files are kept: it may be a concurrent partition run.
+    Returns what was removed."""
+    data_dir = Path(data_dir)
+    candidates = list(data_dir.glob(f"{STAGING_PREFIX}*"))
+    for table in tables:
+        candidates += (data_dir / table).glob("domain=*/.*")
+    removed = []
+    for path in sorted(candidates):
+        match = _PID_TAIL.search(path.name)
+        if match and int(match.group(1)) != os.getpid() and not process_alive(int(match[1])):
+            _remove(path)
+            removed.append(path)
+    return removed
 
 
 def _remove(path: Path) -> None:

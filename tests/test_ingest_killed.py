@@ -1,0 +1,95 @@
+"""An ingest killed with SIGKILL mid-write, then run again, gives the same bytes as a run that
+was never interrupted, and leaves nothing behind: no fresh or temporary file beside a partition,
+no `_staging-<pid>` folder of an older version, even though the killed process cleaned nothing."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from sources.catalog import make_spec
+from sources.factory.scale import generate_corpus, source_name
+from sources.ingest import write_tables
+from sources.schema import DOMAINS
+from sources.storage import remove_stale_temps
+
+REPO = Path(__file__).resolve().parent.parent
+
+# Ingests the corpus, then stops for good after 30 trajectories (sinks open, rows written in
+# part) and says so on stdout, for the test to kill it there.
+KILLED_INGEST = """
+import sys, time
+from pathlib import Path
+from sources.catalog import make_spec
+from sources.factory.scale import source_name
+from sources.ingest import write_tables
+from sources.schema import DOMAINS
+corpus, data = Path(sys.argv[1]), Path(sys.argv[2])
+def stall(stats):
+    if stats.total("trajectories") == 30:
+        print("stalled", flush=True)
+        time.sleep(600)
+write_tables([make_spec(source_name(d), corpus / d / source_name(d), d) for d in DOMAINS],
+             data, on_trajectory=stall)
+"""
+
+
+def _specs(corpus: Path) -> list:
+    return [make_spec(source_name(d), corpus / d / source_name(d), d) for d in DOMAINS]
+
+
+def _files(data: Path) -> dict[str, str]:
+    """Every file under `data` (hidden ones too) with its sha256."""
+    return {path.relative_to(data).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
+            for path in sorted(data.rglob("*")) if path.is_file()}
+
+
+def _dead_pid() -> int:
+    """The id of a process that has ended."""
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    return int(done.stdout)
+
+
+def test_killed_ingest_rerun_gives_the_same_bytes_and_leaves_nothing(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    generate_corpus(corpus, list(DOMAINS), 8, 3)
+    clean = tmp_path / "clean"
+    write_tables(_specs(corpus), clean)
+
+    data = tmp_path / "data"
+    write_tables(_specs(corpus), data)  # a previous good run: the killed one replaces it
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    child = subprocess.Popen([sys.executable, "-c", KILLED_INGEST, str(corpus), str(data)],
+                             stdout=subprocess.PIPE, text=True, cwd=REPO, env=env)
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline().strip() == "stalled"
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+    left = [name for name in _files(data) if f".fresh-{child.pid}" in name]
+    assert left, "the kill should have left the run's fresh files behind"
+    assert _files(data).items() >= _files(clean).items()  # the old tables are untouched
+    # an older version's staging folder, of a process that is gone, goes too
+    staging = data / f"_staging-{_dead_pid()}" / "raw_turns"
+    staging.mkdir(parents=True)
+    (staging / "part-0.parquet").write_bytes(b"half a file")
+
+    write_tables(_specs(corpus), data)
+    assert _files(data) == _files(clean)
+
+
+def test_a_live_process_keeps_its_files(tmp_path: Path) -> None:
+    partition = tmp_path / "raw_turns" / "domain=swe"
+    partition.mkdir(parents=True)
+    mine = partition / f".part-0.parquet.fresh-{os.getppid()}"  # the parent is alive
+    gone = partition / f".part-0.parquet.tmp-{_dead_pid()}"
+    for path in (mine, gone):
+        path.write_bytes(b"rows")
+    assert remove_stale_temps(tmp_path, ["raw_turns"]) == [gone]
+    assert mine.exists() and not gone.exists()
