@@ -16,8 +16,12 @@ the screen being the previous observation (the initial screen on turn 1).
 We write our own keys beside the official ones (`trajectory_id`, `source`, `category`); the
 official evaluation ignores them, and files without them (the official benchmark) import with
 `trajectory_id` "agentworldbench:<domain>:<id>" and source "agentworldbench".
-`chat_messages` is the official message layout every model predictor must use: system, each
-earlier turn as user (prompt) + assistant (response), then the current prompt as user.
+`chat_messages` is what every model predictor sends: the released evaluation's construction
+over the sample's record (`official_messages`): `system_str`, each earlier `prompt[i]` /
+`response[i]` as user / assistant, then `prompt[turn_idx - 1]`, verbatim. A sample read from a
+file keeps its record, so nothing is re-rendered (a terminal prompt's **Current State:**, a
+**Historical Context:** section, a GUI state that differs from the previous observation all
+reach the model as written); samples we built are rendered once, by `to_record`.
 """
 
 from __future__ import annotations
@@ -37,6 +41,8 @@ from sources.storage import atomic_path
 # The official evaluation's sampling temperature (agentworldbench.md: "Reference settings:
 # temperature 0.6"); model predictors default to it, seeded per batch so runs repeat.
 REFERENCE_TEMPERATURE = 0.6
+# The released evaluation's answer budget (eval.py --max-tokens), capped by the model's context.
+OFFICIAL_MAX_TOKENS = 32_768
 
 OFFICIAL_SUFFIX = "_test.jsonl"
 DEFAULT_SOURCE = "agentworldbench"
@@ -48,7 +54,8 @@ def official_file(bench_dir: Path | str, domain: str) -> Path:
 
 
 def render_prompt(sample: BenchSample, turn: int) -> str:
-    """The official prompt text of turn `turn` (1-based, up to and including turn_idx)."""
+    """The official prompt text of turn `turn` (1-based, up to and including turn_idx) of a
+    sample we built (a sample read from a file sends its record's own strings instead)."""
     action = sample.history[turn - 1][0] if turn < sample.turn_idx else sample.current_action
     if sample.domain not in GUI_DOMAINS:
         return f"### Turn {turn}\n**Action:**\n{action}"
@@ -62,15 +69,22 @@ def render_response(observation: str) -> str:
     return f"{OBSERVATION_MARKER}\n{observation}"
 
 
-def chat_messages(sample: BenchSample) -> list[dict[str, str]]:
-    """System, history replayed as user/assistant pairs, then the current action as user."""
-    turns = ((render_prompt(sample, turn), render_response(observation))
-             for turn, (_, observation) in enumerate(sample.history, start=1))
-    return conversation(sample.system_prompt, turns, render_prompt(sample, sample.turn_idx))
+def official_messages(record: dict[str, Any]) -> list[dict[str, str]]:
+    """The messages the released evaluation sends for a record, string for string: the
+    `system_str` (when not empty), each earlier `prompt[i]` / `response[i]` as user /
+    assistant, then `prompt[turn_idx - 1]` (not `current_prompt`) as the last user message."""
+    position = record["turn_idx"] - 1
+    prompts, responses = _strings(record, "prompt"), _strings(record, "response")
+    return conversation(record.get("system_str") or "",
+                        zip(prompts[:position], responses[:position], strict=True),
+                        prompts[position])
 
 
 def to_record(sample: BenchSample) -> dict[str, Any]:
-    """One sample as an official JSONL record (plus our provenance keys)."""
+    """The official record of a sample: the one it was read from, verbatim, else ours rendered
+    (with our provenance keys beside the official ones)."""
+    if sample.record is not None:
+        return dict(sample.record)
     prompts = [render_prompt(sample, turn) for turn in range(1, sample.turn_idx + 1)]
     responses = [render_response(obs) for _, obs in sample.history]
     responses.append(render_response(sample.reference))
@@ -81,6 +95,11 @@ def to_record(sample: BenchSample) -> dict[str, Any]:
         "trajectory_id": sample.trajectory_id, "source": sample.source,
         "category": sample.category,
     }
+
+
+def chat_messages(sample: BenchSample) -> list[dict[str, str]]:
+    """What a model is sent for a sample: the official construction over its record."""
+    return official_messages(to_record(sample))
 
 
 class RecordError(ValueError):
@@ -116,12 +135,12 @@ def from_record(record: Any) -> BenchSample:
     if len(responses) < turn_idx:
         raise RecordError(f"$.response has {len(responses)} entries, turn_idx {turn_idx} needs "
                           f"the reference at position {turn_idx}")
-    current = record.get("current_prompt") or (
-        prompts[turn_idx - 1] if turn_idx <= len(prompts) else None)
+    if len(prompts) < turn_idx:
+        raise RecordError(f"$.prompt has {len(prompts)} entries; turn_idx {turn_idx} sends "
+                          f"the one at position {turn_idx}")
+    current = record.get("current_prompt") or prompts[turn_idx - 1]
     if not isinstance(current, str):
-        raise RecordError("$.current_prompt missing and $.prompt has no entry at turn_idx")
-    if len(prompts) < turn_idx - 1:
-        raise RecordError(f"$.prompt has {len(prompts)} entries for turn_idx {turn_idx}")
+        raise RecordError("$.current_prompt must be a string")
     parts = [split_prompt(p) for p in [*prompts[: turn_idx - 1], current]]
     history = [(action, strip_observation(responses[k]))
                for k, (action, _) in enumerate(parts[:-1])]
@@ -141,7 +160,7 @@ def from_record(record: Any) -> BenchSample:
         source=str(record.get("source") or DEFAULT_SOURCE),
         task=next((t for t in instructions if t), ""),
         initial_state=parts[0][1].get("Current State", ""),
-        category=str(record.get("category") or ""),
+        category=str(record.get("category") or ""), record=record,
     )
 
 

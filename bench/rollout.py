@@ -84,7 +84,7 @@ def _next_sample(start: BenchSample, added: Sequence[Turn], action: str, observa
     return dataclasses.replace(
         start, id=f"{start.id}+{depth - 1}{suffix}", history=(*start.history, *added),
         current_action=action, reference=observation, turn_idx=turn_idx,
-        total_turns=max(start.total_turns, turn_idx), category="")
+        total_turns=max(start.total_turns, turn_idx), category="", record=None)
 
 
 def chains_from_turns(samples: Iterable[BenchSample], turns: Mapping[str, Sequence[Turn]]

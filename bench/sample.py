@@ -5,13 +5,15 @@ The world model reads `system_prompt`, then the history replayed turn by turn, t
 `turn_idx` is the 1-based position of the predicted turn (so `len(history) == turn_idx - 1`),
 `total_turns` the length of the whole trajectory. GUI domains (android, web, os) also carry the
 task instruction and the screen before the first action (`initial_state`): their prompts show
-"**Task Instruction:**" and "**Current State:**" sections (see `bench.official`).
+"**Task Instruction:**" and "**Current State:**" sections (see `bench.official`). A sample read
+from an official file keeps that `record`: what a model is sent is its strings, not a rendering.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 from sources.schema import DOMAINS
 
@@ -36,6 +38,9 @@ class BenchSample:
     task: str = ""
     initial_state: str = ""
     category: str = ""  # the target turn's turn_labels category (informative, error), if known
+    # The official record the sample was read from, verbatim (None for samples we built): the
+    # messages sent and the judge's prompt are its own strings, and an export writes it back.
+    record: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         # Lists from JSON or Parquet become tuples, so equal samples compare equal.
@@ -48,6 +53,11 @@ class BenchSample:
         if self.total_turns < self.turn_idx:
             raise ValueError(f"sample {self.id}: total_turns {self.total_turns} < turn_idx "
                              f"{self.turn_idx}")
+        if self.record is not None and self.record.get("turn_idx") != self.turn_idx:
+            # A copy with another history (dataclasses.replace) must drop the record it no
+            # longer matches, or its messages would be the old sample's.
+            raise ValueError(f"sample {self.id}: turn_idx {self.turn_idx} but its record's is "
+                             f"{self.record.get('turn_idx')!r} (pass record=None)")
 
     @property
     def is_gui(self) -> bool:

@@ -71,16 +71,21 @@ def test_hf_local_predicts_every_sample_in_order(tiny_model_dir):  # noqa: F811
     assert [one_by_one.predict([s])[0] for s in SAMPLES[:2]] == outputs[:2]
 
 
-def test_hf_local_drops_the_oldest_turns_of_a_too_long_history(tiny_model_dir):  # noqa: F811
+def test_hf_local_fails_a_prompt_over_the_context_and_fits_one_under_a_budget(tiny_model_dir):  # noqa: F811
     long = terminal_sample(9, history_turns=250)
-    predictor = build_predictor(f"hf_local:{tiny_model_dir}",
-                                PredictorContext(max_new_tokens=MAX_TOKENS))
-    assert predictor.name == "hf_local:tiny_lm"
-    assert len(predictor.predict([long])) == 1
-    assert predictor.stats.trimmed_samples == 1 and 0 < predictor.stats.dropped_turns < 250
+    official = build_predictor(f"hf_local:{tiny_model_dir}",
+                               PredictorContext(max_new_tokens=MAX_TOKENS))
+    assert official.name == "hf_local:tiny_lm"
+    assert official.predict([long, SAMPLES[1]])[0] == ""  # sent whole: over the context
+    assert list(official.failures) == [long.id] and "leaves no room" in official.failures[long.id]
+    assert official.stats.trimmed_samples == 0 and official.stats.failed_samples == 1
+    budgeted = build_predictor(f"hf_local:{tiny_model_dir}",
+                               PredictorContext(max_new_tokens=MAX_TOKENS, max_prompt_tokens=600))
+    assert len(budgeted.predict([long])) == 1 and budgeted.failures == {}
+    assert budgeted.stats.trimmed_samples == 1 and 0 < budgeted.stats.dropped_turns < 250
 
 
-def test_hf_local_cuts_or_fails_a_prompt_longer_than_the_context_per_sample(tiny_model_dir):  # noqa: F811
+def test_hf_local_under_a_budget_cuts_or_fails_per_sample(tiny_model_dir):  # noqa: F811
     screen = "".join(f"[{k}] button 'Item {k}' clickable\n" for k in range(3000))
     too_long_screen = BenchSample(
         domain="web", id="web-long", history=[], current_action="click [7]",
@@ -90,15 +95,17 @@ def test_hf_local_cuts_or_fails_a_prompt_longer_than_the_context_per_sample(tiny
     too_long_system = BenchSample(**{**vars(too_long_system), "id": "terminal-sys",
                                      "system_prompt": "You simulate a shell. " * 6000})
     predictor = HfLocalPredictor(HfLocalConfig(tiny_model_dir, batch_size=2,
-                                               max_new_tokens=MAX_TOKENS, dtype="float32"))
+                                               max_new_tokens=MAX_TOKENS, dtype="float32",
+                                               max_prompt_tokens=4096))
     assert predictor.model.prompt_tokens(chat_messages(too_long_screen)) > 8192
     outputs = predictor.predict([too_long_screen, SAMPLES[1], too_long_system])
-    assert len(outputs) == 3 and outputs[2] == ""  # not generated: scored as malformed
+    assert len(outputs) == 3 and outputs[2] == ""  # not generated: a failed sample
+    assert list(predictor.failures) == ["terminal-sys"]
     assert predictor.stats.cut_samples == 1 and predictor.stats.failed_samples == 1
     assert outputs[1] == HfLocalPredictor(HfLocalConfig(tiny_model_dir, max_new_tokens=MAX_TOKENS),
                                           model=predictor.model).predict([SAMPLES[1]])[0]
-    kept = predictor._fit(chat_messages(too_long_screen))
-    assert kept[0]["content"] == "You simulate a browser."
+    kept, reason = predictor._fit(chat_messages(too_long_screen))
+    assert reason == "" and kept[0]["content"] == "You simulate a browser."
     assert kept[-1]["content"].endswith("**Action:**\nclick [7]")
     assert len(kept[-1]["content"]) < len(chat_messages(too_long_screen)[-1]["content"])
 
@@ -107,7 +114,7 @@ def test_hf_local_keeps_prompts_under_its_prompt_budget(tiny_model_dir):  # noqa
     predictor = HfLocalPredictor(HfLocalConfig(tiny_model_dir, max_new_tokens=MAX_TOKENS,
                                                max_prompt_tokens=200))
     long = terminal_sample(8, history_turns=30)
-    fitted = predictor._fit(chat_messages(long))
+    fitted, _ = predictor._fit(chat_messages(long))
     assert predictor.model.prompt_tokens(fitted) <= 200 < predictor.model.prompt_tokens(
         chat_messages(long))
     assert fitted[-1] == chat_messages(long)[-1] and predictor.stats.trimmed_samples == 1
@@ -138,11 +145,13 @@ def test_a_rerun_asks_nothing_again(served, tmp_path):
     assert answered() == before + 1 and third.stats.asked == 1
 
 
-def test_a_too_long_prompt_is_retried_with_fewer_turns(served):
+def test_a_prompt_over_the_context_fails_that_sample(served):
     url, _ = served
     predictor = remote(url)
-    assert len(predictor.predict([terminal_sample(7, history_turns=250)])) == 1
-    assert predictor.stats.trimmed_samples == 1
+    long = terminal_sample(7, history_turns=250)
+    assert predictor.predict([long, SAMPLES[0]])[0] == ""  # sent whole, as officially
+    assert list(predictor.failures) == [long.id] and predictor.stats.over_context == 1
+    assert "context" in predictor.failures[long.id]
 
 
 def echo_last_message(number: int, body: dict) -> str:

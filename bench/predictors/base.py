@@ -1,7 +1,10 @@
 """The predictor protocol and the one place that turns a spec string into a predictor.
 
 A predictor returns raw model text per sample (thinking and tags included); parsing is the
-evaluation's job (`bench.parsing`), so a predictor is judged on exactly what it emits.
+evaluation's job (`bench.parsing`), so a predictor is judged on exactly what it emits. A sample
+it could not generate (a prompt over the model's context) gets "" and, when the predictor has
+a `failures` dict, its reason there (sample id -> why): an empty generation is a failed sample,
+as in the released evaluation (`predictor_failures`).
 
 Specs: `name` or `name:argument`, e.g. `copy_last`, `retrieval`, `hf_local:data/models/sft_model`,
 `openai_compatible:http://127.0.0.1:8000/v1`. Each implementation is a class with a
@@ -17,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from bench.official import OFFICIAL_MAX_TOKENS
 from bench.sample import BenchSample
 from sources.registry import Registry, UnknownName
 
@@ -28,6 +32,11 @@ class Predictor(Protocol):
     name: str
 
     def predict(self, samples: Sequence[BenchSample]) -> list[str]: ...
+
+
+def predictor_failures(predictor: Predictor) -> dict[str, str]:
+    """Why the predictor left samples ungenerated (sample id -> reason; {} when it keeps none)."""
+    return dict(getattr(predictor, "failures", {}) or {})
 
 
 @dataclass(frozen=True)
@@ -42,7 +51,7 @@ class PredictorContext:
 
     data_dir: Path | None = None
     seed: int = 0
-    max_new_tokens: int = 1024
+    max_new_tokens: int = OFFICIAL_MAX_TOKENS
     max_prompt_tokens: int | None = None  # local models: prompt budget under the context
     temperature: float = 0.0
     model: str | None = None

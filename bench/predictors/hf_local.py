@@ -3,11 +3,15 @@
 Each sample is sent in the official message layout through the folder's own chat template;
 samples of similar length share a padded batch (less padding), and outputs come back in input
 order. Deterministic: batch b is generated with seed + b, and the batching depends only on the
-samples, so the same samples, model and settings give the same text. A prompt too long for the
-model's context loses its oldest turns, then (a GUI screen alone can be longer than a tiny
-model's context) the left part of its current prompt; a sample whose system prompt and action
-alone do not fit is not generated: its output is empty (scored as malformed), counted in
-`stats.failed_samples`, and the run goes on.
+samples, so the same samples, model and settings give the same text.
+
+Official by default: the messages are sent whole, and the answer may use what the context
+leaves (at most max_new_tokens); a prompt that leaves no room fails that sample, as in the
+released evaluation: its output is empty, the reason is in `failures` (sample id -> why) and
+`stats.failed_samples`, and the run goes on. With a `max_prompt_tokens` budget (a small model
+trained on short prompts; not the official setting) the prompt is fitted to it instead: oldest
+turns first, then the left part of the current prompt (a GUI screen alone can be longer than a
+tiny model's context); a sample whose system prompt and action alone do not fit fails.
 """
 
 from __future__ import annotations
@@ -40,8 +44,9 @@ class HfLocalConfig:
     model_dir: Path
     batch_size: int = 8
     max_new_tokens: int = 1024
-    # Prompt budget below the model's context (None: the context less the answer): a model
-    # trained on short prompts gains nothing from a longer one and pays for it in time.
+    # Prompt budget below the model's context (None, the official setting: the whole prompt,
+    # failing when it leaves no room): a model trained on short prompts gains nothing from a
+    # longer one and pays for it in time.
     max_prompt_tokens: int | None = None
     temperature: float = 0.0
     top_p: float = 1.0
@@ -64,7 +69,7 @@ class HfLocalStats:
     trimmed_samples: int = 0  # samples whose oldest turns were dropped to fit the context
     dropped_turns: int = 0
     cut_samples: int = 0  # samples whose current prompt was cut from the left to fit
-    failed_samples: int = 0  # samples that fit in no way: empty output (malformed)
+    failed_samples: int = 0  # samples not generated (prompt over the context or budget)
     prompt_tokens: int = 0
     completion_tokens: int = 0
     seconds: float = 0.0
@@ -79,6 +84,7 @@ class HfLocalPredictor:
     stats: HfLocalStats = field(default_factory=HfLocalStats)
 
     def __post_init__(self) -> None:
+        self.failures: dict[str, str] = {}
         if self.model is None:
             self.model = LocalChatModel.load(self.config.model_dir, self.config.dtype,
                                              self.config.device)
@@ -100,7 +106,12 @@ class HfLocalPredictor:
 
     def predict(self, samples: Sequence[BenchSample]) -> list[str]:
         start = time.perf_counter()
-        conversations = [self._fit(chat_messages(sample)) for sample in samples]
+        conversations = []
+        for sample in samples:
+            fitted, reason = self._fit(chat_messages(sample))
+            conversations.append(fitted)
+            if reason:
+                self.failures[sample.id] = reason
         lengths = [self.model.prompt_tokens(c) if c is not None else 0 for c in conversations]
         order = sorted((i for i, c in enumerate(conversations) if c is not None),
                        key=lambda i: (lengths[i], i))
@@ -129,16 +140,19 @@ class HfLocalPredictor:
                                 temperature=self.config.temperature, top_p=self.config.top_p,
                                 seed=seed)
 
-    def _fit(self, messages: Messages) -> Messages | None:
-        """Drop the oldest turns, then cut the current prompt from the left, until the prompt
-        leaves room to answer; None when the system prompt and the action alone are too long."""
+    def _fit(self, messages: Messages) -> tuple[Messages | None, str]:
+        """(what to send, "") or (None, why not). Officially the whole prompt, which must leave
+        room to answer; under a `max_prompt_tokens` budget the oldest turns are dropped, then
+        the current prompt cut from the left, until it fits."""
         context = self.model.context_length
-        limit = None if context is None else context - min(self.config.max_new_tokens,
-                                                            context // 2)
-        if self.config.max_prompt_tokens is not None:
-            limit = min(limit or self.config.max_prompt_tokens, self.config.max_prompt_tokens)
-        if limit is None:
-            return messages
+        budget = self.config.max_prompt_tokens
+        if budget is None:
+            tokens = self.model.prompt_tokens(messages) if context is not None else 0
+            if context is not None and tokens >= context:
+                return None, (f"prompt of {tokens} tokens leaves no room in the model's "
+                              f"context of {context}")
+            return messages, ""
+        limit = budget if context is None else min(budget, context - 1)
 
         def fits(candidate: Messages) -> bool:
             return self.model.prompt_tokens(candidate) <= limit
@@ -148,7 +162,8 @@ class HfLocalPredictor:
             self.stats.trimmed_samples += 1
             self.stats.dropped_turns += dropped
         if dropped < history_pairs(messages) or fits(fitted):
-            return fitted
+            return fitted, ""
         cut = cut_current_prompt(fitted, fits)
         self.stats.cut_samples += cut is not None
-        return cut
+        return cut, "" if cut is not None else (
+            f"system prompt and action alone are over the prompt budget of {limit} tokens")

@@ -4,8 +4,9 @@ Samples go out in the official message layout, at most `concurrency` at a time, 
 retries and backoff (bench.endpoint). Runs resume: every finished sample is appended to a JSONL
 cache keyed by sample id (bench.result_cache), and a rerun asks only for what is missing. A
 sample that still fails is reported after the others finished (and were cached), so a rerun
-picks up exactly the failures. A prompt the endpoint rejects as too long is retried with its
-oldest turns dropped, doubling the number dropped each time.
+picks up exactly the failures. A prompt the endpoint rejects as longer than the model's context
+fails that sample, as in the released evaluation (nothing is dropped to make it fit): its output
+is empty and the reason is in `failures` (sample id -> why).
 """
 
 from __future__ import annotations
@@ -19,13 +20,10 @@ from typing import Self
 
 from bench.concurrency import run_concurrently
 from bench.endpoint import ChatEndpoint, EndpointConfig, EndpointError, error_code
-from bench.official import chat_messages
+from bench.official import OFFICIAL_MAX_TOKENS, REFERENCE_TEMPERATURE, chat_messages
 from bench.predictors.base import PredictorContext
-from bench.predictors.messages import drop_oldest_turns, history_pairs
 from bench.result_cache import ResultCache, content_hash, fingerprint
 from bench.sample import BenchSample
-
-OFFICIAL_TEMPERATURE = 0.6  # the reference setting of the official evaluation
 
 
 @dataclass(frozen=True)
@@ -33,9 +31,9 @@ class OpenAICompatibleConfig:
     """The endpoint, the sampling settings sent with each request, and the resume cache."""
 
     endpoint: EndpointConfig
-    temperature: float = OFFICIAL_TEMPERATURE
+    temperature: float = REFERENCE_TEMPERATURE
     top_p: float | None = None
-    max_tokens: int = 1024
+    max_tokens: int = OFFICIAL_MAX_TOKENS
     seed: int | None = 0
     cache_dir: Path | None = None  # None: nothing kept, every run asks everything
     progress: bool = False
@@ -56,7 +54,7 @@ class PredictStats:
     samples: int = 0
     cached: int = 0
     asked: int = 0
-    trimmed_samples: int = 0
+    over_context: int = 0  # samples the endpoint rejected as longer than the model's context
     failed: int = 0
     seconds: float = 0.0
 
@@ -71,6 +69,7 @@ class OpenAICompatiblePredictor:
     stats: PredictStats = field(default_factory=PredictStats)
 
     def __post_init__(self) -> None:
+        self.failures: dict[str, str] = {}
         self.endpoint = ChatEndpoint(self.config.endpoint)
         self.name = f"openai_compatible:{self.endpoint.model}"
         settings = {"model": self.endpoint.model, **self.config.request_settings()}
@@ -105,45 +104,44 @@ class OpenAICompatiblePredictor:
                 todo.append((i, sample, messages))
         self.stats.samples += len(samples)
         self.stats.cached += len(samples) - len(todo)
-        failures = self._ask_all(todo, outputs)
+        errors = self._ask_all(todo, outputs)
         self.stats.seconds += time.perf_counter() - start
-        if failures:
+        if errors:
             raise PredictionFailures(
-                f"{len(failures)} of {len(samples)} samples failed at "
+                f"{len(errors)} of {len(samples)} samples failed at "
                 f"{self.config.endpoint.base_url} (the others are cached in "
-                f"{self.cache_path}; rerun to resume): " + "; ".join(failures[:5]))
+                f"{self.cache_path}; rerun to resume): " + "; ".join(errors[:5]))
         return outputs  # type: ignore[return-value]  (every slot filled when none failed)
 
     def _ask_all(self, todo: list, outputs: list[str | None]) -> list[str]:
         results = run_concurrently(lambda job: self._ask(job[1], job[2]), todo,
                                    self.config.endpoint.concurrency, expected=(EndpointError,),
                                    desc=self.name, progress=self.config.progress)
-        failures: list[str] = []
+        errors: list[str] = []
         for (i, sample, _), result in zip(todo, results, strict=True):
             if isinstance(result, EndpointError):
                 self.stats.failed += 1
-                failures.append(f"{sample.id}: {result}")
+                errors.append(f"{sample.id}: {result}")
             else:
-                outputs[i], dropped = result
+                outputs[i], reason = result
                 self.stats.asked += 1
-                self.stats.trimmed_samples += dropped > 0
-        return failures
+                if reason:
+                    self.stats.over_context += 1
+                    self.failures[sample.id] = reason
+        return errors
 
-    def _ask(self, sample: BenchSample, messages: list[dict[str, str]]) -> tuple[str, int]:
-        """One sample's prediction (cached as soon as it arrives) and the turns dropped."""
-        dropped = 0
-        while True:
-            try:
-                text = self.endpoint.complete(drop_oldest_turns(messages, dropped),
-                                              **self.config.request_settings())
-                break
-            except EndpointError as error:
-                pairs = history_pairs(messages)
-                if error_code(error) != "context_length_exceeded" or dropped >= pairs:
-                    raise
-                dropped = min(pairs, max(1, 2 * dropped))
+    def _ask(self, sample: BenchSample, messages: list[dict[str, str]]) -> tuple[str, str]:
+        """One sample's prediction (cached as soon as it arrives), or "" and why when the
+        endpoint says the prompt is longer than the model's context (not cached: a rerun
+        against a larger model asks again)."""
+        try:
+            text = self.endpoint.complete(messages, **self.config.request_settings())
+        except EndpointError as error:
+            if error_code(error) != "context_length_exceeded":
+                raise
+            return "", f"prompt over the model's context: {error}"
         self.cache.put(sample.id, content_hash(messages), text)
-        return text, dropped
+        return text, ""
 
 
 def _slug(name: str) -> str:

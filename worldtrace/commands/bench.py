@@ -24,7 +24,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from bench.official import REFERENCE_TEMPERATURE
+from bench.official import OFFICIAL_MAX_TOKENS, REFERENCE_TEMPERATURE
 from bench.predictors.base import PredictorSetupError, UnknownPredictor
 
 # A missing bench folder or data table, a misspelt or misconfigured predictor: the user's to fix.
@@ -175,7 +175,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     run.add_argument("--out", required=True, help="run folder to write")
     run.add_argument("--data", help="data directory (retrieval's train pool, models)")
     run.add_argument("--model", help="model name sent to an OpenAI-compatible endpoint")
-    run.add_argument("--max-new-tokens", type=int, default=1024)
+    run.add_argument("--max-new-tokens", type=int, default=OFFICIAL_MAX_TOKENS,
+                     help=f"the most tokens of one answer (default {OFFICIAL_MAX_TOKENS}, the "
+                          "official setting; capped by what the model's context leaves)")
     run.add_argument("--temperature", type=float, default=REFERENCE_TEMPERATURE,
                      help=f"model sampling temperature (default {REFERENCE_TEMPERATURE}, the "
                           "official setting; 0: greedy)")
