@@ -7,8 +7,11 @@ actions and observations (quality/shingles.py) and MinHash the observations
 (quality/minhash.py); numpy counts, for every observation, which of its shingles and words the
 trajectory showed before (quality/observation_sets.py); DuckDB computes the exact Jaccard of
 small observation pairs (short_pairs.sql) and the per-turn features with window functions over
-each trajectory (turn_features.sql). A second pass finds near-identical observations across the
-whole partition (quality/corpus_frequency.py), then the table is written atomically. Column
+each trajectory (turn_features.sql); each batch's rows go to a parts file beside the output. A
+second pass finds near-identical observations across the whole partition from the parts file's
+signature columns (quality/corpus_frequency.py), then streams the parts file, one row group at a
+time, into the output (atomic). Memory: a batch, the partition's signatures of one kind
+(512 bytes a turn), and one output row group of features. Column
 meanings: FEATURE_COLUMN_DOCS.
 
 Shingles here are word 3-grams over `words` tokens (punctuation and JSON escapes split words,
@@ -32,6 +35,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -56,7 +60,7 @@ from quality.observation_sets import common_words, occurrence_keys, shingle_coun
 from quality.reply_features import REPLY_COLUMN_DOCS, reply_columns
 from quality.shingles import ShingleConfig, Shingled, shingle_words, word_hashes
 from sources.schema import TURN_SCHEMA
-from sources.storage import load_sql, query_arrow, sql_literal, write_parquet
+from sources.storage import COMPRESSION, atomic_path, load_sql, query_arrow, sql_literal
 
 FEATURE_COLUMN_DOCS: dict[str, str] = {
     "trajectory_id": "the turn's trajectory (key shared with raw_turns)",
@@ -369,21 +373,60 @@ def _empty_schema(con: duckdb.DuckDBPyConnection, config: FeatureConfig,
                            FeatureStats()).schema
 
 
-def _write_with_corpus_frequency(part_path: Path, out_path: Path, config: FeatureConfig) -> None:
-    """The final table: the batch parts plus corpus_frequency, without the signatures."""
-    parts = pq.ParquetFile(part_path)
-    signature_columns = ("obs_signature", "residual_signature")
-    table = parts.read(columns=[c for c in parts.schema_arrow.names
-                                if c not in signature_columns])
-    trajectory = table["traj_seq"].to_numpy()
-    table = table.drop_columns(["traj_seq"])
-    for column, name in zip(signature_columns, ("corpus_frequency", "template_frequency"),
-                            strict=True):
+SIGNATURE_COLUMNS = ("obs_signature", "residual_signature")
+FREQUENCY_COLUMNS = ("corpus_frequency", "template_frequency")
+# Rows per row group of the output. A partition up to this size is one row group, as
+# `pq.write_table` wrote it before this step streamed (the same bytes); the rows of one group
+# (features only, no text: about 300 bytes a row) bound this step's memory.
+OUTPUT_ROW_GROUP_ROWS = 1 << 17
+
+
+def _frequencies(parts: pq.ParquetFile, config: FeatureConfig) -> dict[str, pa.Array]:
+    """corpus_frequency and template_frequency of every row of the parts file: one signature
+    column in memory at a time (the cross-trajectory search needs the partition's signatures)."""
+    trajectory = parts.read(columns=["traj_seq"])["traj_seq"].to_numpy()
+    out = {}
+    for column, name in zip(SIGNATURE_COLUMNS, FREQUENCY_COLUMNS, strict=True):
         sig = signatures_from_arrow(parts.read(columns=[column])[column],
                                     config.minhash.num_perm)
         has_shingles = (sig != 0xFFFFFFFF).any(axis=1)
         frequency = corpus_frequency(sig, trajectory, has_shingles, config.lsh)
-        table = table.append_column(name, pa.array(frequency, pa.int64(), mask=~has_shingles))
+        out[name] = pa.array(frequency, pa.int64(), mask=~has_shingles)
         del sig
-    metadata = {b"feature_config": str(config).encode()}
-    write_parquet(table.replace_schema_metadata(metadata), out_path)
+    return out
+
+
+def _write_with_corpus_frequency(part_path: Path, out_path: Path, config: FeatureConfig) -> None:
+    """The final table, streamed: the batch parts, one row group at a time, plus
+    corpus_frequency, without traj_seq and the signatures."""
+    parts = pq.ParquetFile(part_path)
+    frequencies = _frequencies(parts, config)
+    kept = [c for c in parts.schema_arrow.names if c not in (*SIGNATURE_COLUMNS, "traj_seq")]
+    fields = [parts.schema_arrow.field(c) for c in kept]
+    fields += [pa.field(name, pa.int64()) for name in FREQUENCY_COLUMNS]
+    schema = pa.schema(fields, metadata={b"feature_config": str(config).encode()})
+    with atomic_path(out_path) as tmp, pq.ParquetWriter(tmp, schema,
+                                                        compression=COMPRESSION) as writer:
+        written = 0
+        for rows in _row_groups(parts, kept, OUTPUT_ROW_GROUP_ROWS):
+            for name in FREQUENCY_COLUMNS:
+                rows = rows.append_column(name, frequencies[name].slice(written, rows.num_rows))
+            writer.write_table(rows.replace_schema_metadata(schema.metadata),
+                               row_group_size=OUTPUT_ROW_GROUP_ROWS)
+            written += rows.num_rows
+        if written == 0:  # as pq.write_table writes an empty table: one empty row group
+            writer.write_table(schema.empty_table())
+
+
+def _row_groups(parts: pq.ParquetFile, columns: list[str], size: int) -> Iterator[pa.Table]:
+    """The rows of `parts` in tables of `size` rows (the last one shorter), read one row group
+    at a time."""
+    pending: pa.Table | None = None
+    for group in range(parts.num_row_groups):
+        table = parts.read_row_group(group, columns=columns)
+        pending = table if pending is None else pa.concat_tables([pending, table])
+        while pending.num_rows >= size:
+            yield pending.slice(0, size)
+            pending = pending.slice(size)
+    if pending is not None and pending.num_rows:
+        yield pending

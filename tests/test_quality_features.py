@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 from quality_rows import trajectory, write_partition
 
+from quality import features as features_module
 from quality.features import FEATURE_COLUMN_DOCS, FeatureConfig, compute_turn_features
 
 CANNED = "Welcome to the portal. Please sign in to continue with your account."
@@ -116,6 +117,22 @@ def test_batches_do_not_change_the_result(tmp_path):
     compute_turn_features(turns, whole)
     compute_turn_features(turns, split, dataclasses.replace(FeatureConfig(), batch_rows=3))
     assert pq.read_table(whole).equals(pq.read_table(split))
+
+
+def test_output_is_streamed_in_row_groups(tmp_path, monkeypatch):
+    """Small batches and 4-row output groups: the same table as one group, written a row group
+    at a time, and nothing left beside it."""
+    turns, _ = write_partition(tmp_path, "terminal", hand_made())
+    whole, grouped = tmp_path / "whole" / "f.parquet", tmp_path / "grouped" / "f.parquet"
+    compute_turn_features(turns, whole)
+    monkeypatch.setattr(features_module, "OUTPUT_ROW_GROUP_ROWS", 4)
+    compute_turn_features(turns, grouped, dataclasses.replace(FeatureConfig(), batch_rows=3))
+    assert pq.read_metadata(whole).num_row_groups == 1
+    groups = pq.ParquetFile(grouped)
+    sizes = [groups.metadata.row_group(k).num_rows for k in range(groups.num_row_groups)]
+    assert sizes == [4, 4, 4, 4, 4, 4, 1]
+    assert pq.read_table(whole).equals(pq.read_table(grouped))
+    assert [p.name for p in grouped.parent.iterdir()] == ["f.parquet"]
 
 
 def test_same_input_gives_byte_identical_output(tmp_path):
