@@ -55,6 +55,20 @@ def official_dir() -> Path:
     return path
 
 
+def shared_realdev2_dir() -> Path:
+    """../shared/realdev2 beside the checkout, or $WORLDTRACE_REALDEV2."""
+    return Path(os.environ.get("WORLDTRACE_REALDEV2", REPO_ROOT.parent / "shared" / "realdev2"))
+
+
+@pytest.fixture(scope="session")
+def realdev2_dir() -> Path:
+    """The second real development corpus (../shared/realdev2); skips when it is not there."""
+    path = shared_realdev2_dir()
+    if not (path / "README.md").exists():
+        pytest.skip(f"second real dev corpus not found at {path} (set WORLDTRACE_REALDEV2)")
+    return path
+
+
 @pytest.fixture(scope="session")
 def bench_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A small generated corpus, ingested and labelled (tests/bench_corpus.py), shared by the

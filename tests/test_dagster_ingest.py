@@ -33,7 +33,8 @@ def test_raw_traces_partition_materializes_with_passing_checks(
     turns_meta = materializations["raw_turns"]
     written = pq.read_metadata(tmp_path / "raw_turns" / f"domain={domain}" / "part-0.parquet")
     assert turns_meta["dagster/row_count"].value == written.num_rows > 0
-    assert turns_meta["quarantined"].value == 0
+    # terminal: the fixture's terminal-bench run launched an agent that was not installed
+    assert turns_meta["quarantined"].value == {"terminal": 1, "web": 0}[domain]
     assert "turn_index" in turns_meta["preview"].value
     column_names = [c.name for c in turns_meta["dagster/column_schema"].schema.columns]
     assert column_names[:3] == ["trajectory_id", "turn_index", "domain"]

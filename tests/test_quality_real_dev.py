@@ -28,8 +28,6 @@ REGRESSION_TURNS = [
     ("realdev/swe/sweagent/replay__marshmallow-code__marshmallow-1867__default_sys-env_cursors_"
      "window100__t.traj", "$", 10, "empty"),  # rm printed nothing
     ("traces/terminal/atif/hello-world-invalid-json.trajectory.json", "$", 2, "empty"),
-    ("realdev/terminal/tbench/20250825_swe-agent-mini_claude-4-sonnet__pytorch-model-cli.1-of-1"
-     ".2025-08-07__20-46-16", "folder", 0, "empty"),  # a bare prompt after clear
     ("traces/mcp/jsonrpc/stdio-transcript.txt", "line 1", 3, "error"),  # isError result
     ("realdev/mcp/toolathlon/claude-4.5-sonnet_woocommerce-update-cover.json", "$", 2, "error"),
     ("traces/search/miroflow/task_result.json", "$", 6, "error"),  # network error
@@ -71,8 +69,6 @@ REGRESSION_TURNS = [
     ("traces/swe/miniswe/github_issue.traj.json", "$", 3, "informative"),
     ("realdev/swe/sweagent/replay__marshmallow-code__marshmallow-1867__default__t-0.20__p-0.95"
      "__c-2.00__ins.traj", "$", 11, "informative"),  # "345" after "344" is the answer
-    ("traces/terminal/tbench/fix-permissions.1-of-1", "folder", 2,
-     "informative"),  # an install log with errors on the way, ending in INSTALL_SUCCESS
 ]
 
 
@@ -82,8 +78,6 @@ HOLDOUT_TURNS = [
     ("realdev/swe/openhands/basic_gui_mode.json", "$", 0, "empty"),  # mkdir -p, no output
     ("realdev/terminal/atif/terminus_2__hello-world-context-summarization-linear-history"
      ".trajectory.cont-1.json", "$", 3, "empty"),  # a bare "New Terminal Output:" header
-    ("realdev/terminal/tbench/20250902_orchestrator_claude-4-sonnet__git-workflow-hack.4-of-5",
-     "folder", 0, "empty"),  # clear: a bare prompt
     ("realdev/mcp/toolathlon/claude-4.5-sonnet_academic-pdf-report.json", "$", 26, "error"),
     ("realdev/mcp/toolathlon/claude-4.5-sonnet_email-paper-homepage.json", "$", 17, "error"),
     ("realdev/mcp/toolathlon/deepseek-v3.2-exp_imagenet.json", "$", 14, "error"),  # no matches
@@ -150,7 +144,9 @@ def test_the_dev_set_covers_every_category_and_domain():
     turns = load_labels(DEV_SET)
     labels = [t.label for t in turns]
     assert len(turns) >= 400
-    assert min(labels.count(c) for c in set(labels)) >= 25 and len(set(labels)) == 6
+    # 18 boilerplate since the terminal-bench harness turns (20 of them "C-d prints exit") left
+    # the set: those runs are no longer read as turns (issue 18).
+    assert min(labels.count(c) for c in set(labels)) >= 18 and len(set(labels)) == 6
     domains = {t.file.split("/")[1] for t in turns}
     assert domains == {"swe", "terminal", "mcp", "android", "web", "os", "search"}
 

@@ -1,6 +1,7 @@
 """Real-format gaps found on ../shared/realdev: ATIF system steps and message-written calls,
 OpenHands orphan observations and containers, terminal-bench runs without results.json, MCP
-client session logs; and the whole real corpora ingesting with zero quarantine."""
+client session logs; and the whole real corpora ingesting with nothing quarantined but the
+terminal-bench runs whose agent left no step in the folder."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from sources.readers import detect
 from sources.readers.atif import AtifReader
 from sources.readers.mcp_client_log import McpClientLogReader
 from sources.readers.openhands import OpenHandsReader
-from sources.readers.tbench import TerminalBenchReader
+from sources.readers.tbench import HARNESS_ONLY, TerminalBenchReader
 
 ATIF_DIR = "terminal/atif"
 LINEAR = "terminus_2__hello-world-context-summarization-linear-history.trajectory"
@@ -159,16 +160,14 @@ def test_openhands_history_wrapper_and_evaluation_output(realdev_dir: Path, tmp_
 # --- terminal-bench --------------------------------------------------------------------------
 
 
-def test_tbench_run_without_results_is_a_run(realdev_dir: Path) -> None:
+def test_tbench_run_without_results_is_still_read(realdev_dir: Path) -> None:
     folder = realdev_dir / TBENCH_NO_RESULTS
     assert not (folder / "results.json").exists()
     assert detect(folder).name == "tbench_run"
-    (trajectory,), quarantined = read_checked(TerminalBenchReader(), folder)
-    assert quarantined == []
-    assert (trajectory.task, trajectory.outcome) == ("", "unknown")
-    assert trajectory.metadata["results_missing"] is True
-    assert [turn.action for turn in trajectory.turns] == ["clear\n", "C-d"]
-    assert trajectory.turns[1].observation == "\nexit"
+    # Read without results.json: the recording alone decides, and it holds only the harness's
+    # clear and C-d (the orchestrator agent works outside the recorded terminal).
+    trajectories, (quarantined,) = read_checked(TerminalBenchReader(), folder)
+    assert trajectories == [] and quarantined.reason == HARNESS_ONLY
 
 
 # --- MCP client session logs -----------------------------------------------------------------
@@ -260,14 +259,23 @@ def test_mcp_client_log_orphans_and_new_sessions(realdev_dir: Path, tmp_path: Pa
 # --- whole corpora ---------------------------------------------------------------------------
 
 
-def test_real_corpora_ingest_with_zero_quarantine(
+def test_real_corpora_ingest_with_only_unreadable_agent_runs_quarantined(
     realdev_dir: Path, traces_dir: Path, tmp_path: Path
 ) -> None:
+    """Everything is read except terminal-bench runs whose agent left no step in the folder
+    (tests/test_tbench_installed_agents.py): each of those is one quarantine row with why."""
+    expected = {"realdev": 21, "traces": 1}  # realdev: 25 runs, 4 read from mini's console
     for corpus in (realdev_dir, traces_dir):
         out = tmp_path / corpus.name
         stats = write_tables([make_spec(corpus.name, corpus)], out)
         counts = stats.counts(corpus.name)
-        assert counts.quarantined == 0, pq.read_table(out / "ingest_quarantine").to_pylist()
+        rows = [row for part in sorted((out / "ingest_quarantine").glob("*/part-0.parquet"))
+                for row in pq.read_table(part).to_pylist()]
+        assert counts.quarantined == len(rows) == expected[corpus.name], rows
+        assert {row["source_format"] for row in rows} == {"tbench_run"}
+        assert all(row["source_path"].startswith("terminal/tbench/") for row in rows)
+        assert all(row["reason"] == HARNESS_ONLY or row["reason"].startswith(
+            "installed-agent run: ") for row in rows)
         assert "unknown" not in counts.formats
         assert stats.skipped_docs == 1  # README.md / SOURCES.md
 

@@ -260,36 +260,15 @@ def test_parse_terminus_formats() -> None:
 # --- terminal-bench --------------------------------------------------------------------------
 
 
-def test_tbench_run_folder(traces_dir: Path) -> None:
-    (trajectory,), quarantined = read_all(TerminalBenchReader(), traces_dir / TBENCH)
-    assert quarantined == []
-    assert trajectory.position == "folder"
-    assert trajectory.task.startswith("A script called 'process_data.sh' in the current directory")
-    assert trajectory.outcome == "unknown"  # is_resolved is null: the test output did not parse
-    assert trajectory.metadata["failure_mode"] == "parse_error"
-    assert trajectory.metadata["initial_screen"] == "root@b6bcdae891c6:/app#"
-    actions = [t.action for t in trajectory.turns]
-    assert actions[:3] == [
-        "clear\n",
-        "source /installed-agent/setup-env.sh; tmux wait -S done\n",
-        "source /installed-agent/install-agent.sh && echo 'INSTALL_SUCCESS'; tmux wait -S done\n",
-    ]
-    assert actions[3].startswith("mini -m anthropic/claude-sonnet-4-0 -t 'A script called")
-    assert actions[4] == "C-d"
-    assert [t.action_kind for t in trajectory.turns] == ["shell"] * 4 + ["key"]
-    # `clear` wiped the echo: the screen shows only the new prompt.
-    assert trajectory.turns[0].observation == "root@b6bcdae891c6:/app#"
-    assert trajectory.turns[3].observation.splitlines()[1:] == [
-        "bash: mini: command not found",
-        "root@b6bcdae891c6:/app#",
-    ]
-    install = trajectory.turns[2].observation
-    lines = install.splitlines()
-    assert "Fetched 32.0 MB in 45s (718 kB/s)" in lines  # progress lines overwritten by \r
-    assert lines[-3:] == ["INSTALL_SUCCESS", "INSTALL_SUCCESS", "root@b6bcdae891c6:/app#"]
-    for turn in trajectory.turns:
-        assert "\x1b" not in turn.observation and "\r" not in turn.observation
-        assert turn.observation_format == "terminal_screen"
+def test_tbench_installed_agent_that_never_ran_is_quarantined(traces_dir: Path) -> None:
+    """The fixture run launched mini-swe-agent, which was not installed: its keystrokes are all
+    the harness's (clear, setup, install, launch, C-d), so it is quarantined, not stored."""
+    trajectories, (quarantined,) = read_all(TerminalBenchReader(), traces_dir / TBENCH)
+    assert trajectories == []
+    assert quarantined.position == "folder"
+    assert quarantined.reason.startswith("installed-agent run: the agent's console output has no")
+    assert "launch: 'mini -m anthropic/claude-sonnet-4-0 -t " in quarantined.reason
+    assert quarantined.reason.endswith("last line printed: 'bash: mini: command not found')")
 
 
 def _copy_run(
@@ -303,28 +282,29 @@ def _copy_run(
     return target
 
 
-def test_tbench_outcome_from_is_resolved(tmp_path: Path, traces_dir: Path) -> None:
-    for value, outcome in ((True, "success"), (False, "failure")):
-        run = _copy_run(traces_dir / TBENCH, tmp_path / str(value), {"is_resolved": value})
+def test_tbench_outcome_from_is_resolved(tmp_path: Path) -> None:
+    for value, outcome in ((True, "success"), (False, "failure"), (None, "unknown")):
+        run = _cast(tmp_path / str(value), TYPED_LS, {"instruction": "list", "is_resolved": value})
         (trajectory,), _ = read_all(TerminalBenchReader(), run)
         assert trajectory.outcome == outcome
 
 
 def test_tbench_malformed_cast_lines(tmp_path: Path, traces_dir: Path) -> None:
-    cast = (traces_dir / TBENCH / "sessions" / "agent.cast").read_bytes().splitlines(keepends=True)
+    run = _cast(tmp_path / "run", TYPED_LS)
+    cast = (run / "sessions" / "agent.cast").read_bytes().splitlines(keepends=True)
     broken = (
         cast[:4]
         + [b'[1.0, "o", "unterminated\n', b'[1.1, "o", "\xff\xfe"]\n', b'{"not": "an event"}\n']
         + cast[4:]
     )
-    run = _copy_run(traces_dir / TBENCH, tmp_path / "run", cast_lines=broken)
+    (run / "sessions" / "agent.cast").write_bytes(b"".join(broken))
     (trajectory,), quarantined = read_all(TerminalBenchReader(), run)
     assert [q.position.split(" column")[0].split(" byte")[0] for q in quarantined] == [
         "sessions/agent.cast line 5",
         "sessions/agent.cast line 6",
         "sessions/agent.cast line 7",
     ]
-    assert len(trajectory.turns) == 5  # the rest of the recording is still read
+    assert [t.action for t in trajectory.turns] == ["ls\n"]  # the rest is still read
 
     bad_header = _copy_run(
         traces_dir / TBENCH, tmp_path / "header", cast_lines=[b'{"version": 1}\n'] + cast[1:]
@@ -342,10 +322,22 @@ def test_tbench_malformed_cast_lines(tmp_path: Path, traces_dir: Path) -> None:
     assert trajectories == [] and "instruction" in quarantined[0].position
 
 
-def _cast(tmp_path: Path, events: list[list]) -> Path:
+TYPED_LS = [
+    [0.0, "o", "$ "],
+    [0.1, "i", "clear\r"],
+    [0.2, "o", "clear\r\n\x1b[H\x1b[J$ "],
+    [0.3, "i", "ls\r"],
+    [0.4, "o", "ls\r\nfile.txt\r\n$ "],
+    [0.5, "i", "\x04"],
+    [0.6, "o", "\r\nexit\r\n"],
+]
+
+
+def _cast(tmp_path: Path, events: list[list], results: dict | None = None) -> Path:
     run = tmp_path / "synthetic"
     (run / "sessions").mkdir(parents=True)
-    (run / "results.json").write_text(json.dumps({"instruction": "type", "is_resolved": True}))
+    results = results or {"instruction": "type", "is_resolved": True}
+    (run / "results.json").write_text(json.dumps(results))
     lines = [json.dumps({"version": 2, "width": 80, "height": 24})]
     lines += [json.dumps(event) for event in events]
     (run / "sessions" / "agent.cast").write_text("\n".join(lines) + "\n")
@@ -373,6 +365,16 @@ def test_tbench_key_by_key_typing_is_one_action(tmp_path: Path) -> None:
     assert [t.action for t in trajectory.turns] == ["ls\n", "less file.txt\n", "q"]
     assert trajectory.turns[0].observation == "ls\nfile.txt\n$"
     assert trajectory.outcome == "success"
+
+
+def test_tbench_harness_framing_is_not_a_turn(tmp_path: Path) -> None:
+    (trajectory,), _ = read_all(TerminalBenchReader(), _cast(tmp_path, TYPED_LS))
+    assert [(t.action, t.observation) for t in trajectory.turns] == [("ls\n", "ls\nfile.txt\n$")]
+    assert trajectory.metadata["harness_keystrokes_dropped"] == ["clear", "C-d"]
+    only_harness = _cast(tmp_path / "only", [TYPED_LS[1], TYPED_LS[2], TYPED_LS[5]])
+    trajectories, (quarantined,) = read_all(TerminalBenchReader(), only_harness)
+    assert trajectories == [] and "only the terminal-bench harness's own keystrokes" in (
+        quarantined.reason)
 
 
 def test_screen_rendering() -> None:

@@ -108,7 +108,7 @@ class MiniSweReader(JsonDocumentReader):
         task, extracted = extract_task(as_text(messages[first_user].get("content")))
         metadata["task_extracted_from_template"] = extracted
 
-        turns, counts = _pair(path, prefix, messages, first_user)
+        turns, counts = pair_messages(path, prefix, messages, first_user)
         metadata.update({key: value for key, value in counts.items() if value})
         return Trajectory(
             task=task,
@@ -120,7 +120,7 @@ class MiniSweReader(JsonDocumentReader):
         )
 
 
-def _pair(
+def pair_messages(
     path: Path, prefix: str, messages: list[dict[str, Any]], first_user: int
 ) -> tuple[list[Turn], dict[str, Any]]:
     """Walk the log after the task message: actions, their answers, and what is left over."""
