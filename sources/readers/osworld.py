@@ -19,6 +19,12 @@ outcome. The per-step `reward` is a placeholder 0 in DesktopEnv.step, so it only
 last record's reward is 1 (success); otherwise "unknown". The instruction is not in this file:
 the task is a record's `instruction` if one carries it, else "". A record with only an `Error`
 (lib_run_single's exception record) goes to metadata["errors"].
+
+When the agent's `messages.json` lies beside traj.jsonl (a computer-use agent whose records
+carry only a screenshot file name), the turns come from it instead (`osworld_messages`): one per
+tool call, its executed lines as the action, the text the agent got back as the observation,
+the task from the system prompt; traj.jsonl's records must agree with the calls, and its closing
+DONE / FAIL is the last turn.
 """
 
 from __future__ import annotations
@@ -30,8 +36,10 @@ from pathlib import Path
 from typing import Any
 
 from sources.readers.base import FormatError, Reader, iter_jsonl
+from sources.readers.osworld_messages import conversation_turns, read_conversation
 from sources.schema import Quarantine, Trajectory, Turn
 
+MESSAGES = "messages.json"  # the agent's conversation, when its harness wrote one beside
 A11Y_KEYS = ("a11y_tree", "accessibility_tree", "linearized_accessibility_tree")
 SPECIAL_ACTIONS = {"DONE": "submit", "FAIL": "submit", "WAIT": "other"}
 # computer_13 action types -> shared action kinds
@@ -70,6 +78,18 @@ def render_observation(record: dict[str, Any]) -> tuple[str, str]:
     if reward not in (None, 0):
         lines.append(f"reward: {reward}")
     return "\n".join(lines), "text"
+
+
+def _closing_turn(messages: Path, line_no: int, record: dict[str, Any]) -> Turn:
+    """A traj.jsonl record after the last tool call of messages.json: only the agent's closing
+    DONE / FAIL has none; its observation is what the record says, without the screenshot name."""
+    action, kind = render_action(record["action"])
+    if kind != "submit":
+        raise FormatError(messages, "$", f"traj.jsonl line {line_no} ({action[:80]!r}) has no "
+                          "tool call in messages.json")
+    observation, _ = render_observation({**record, "screenshot_file": None})
+    return Turn(action=action, observation=observation, action_kind=kind,
+                observation_format="text")
 
 
 def _result_score(folder: Path) -> float | None:
@@ -112,6 +132,7 @@ class OsWorldReader(Reader):
         timestamps: list[Any] = []
         errors: list[dict[str, Any]] = []
         bad_lines: list[int] = []
+        records: list[tuple[int, dict[str, Any]]] = []
         task = ""
         last: dict[str, Any] | None = None
         for line_no, record in iter_jsonl(path):
@@ -136,6 +157,7 @@ class OsWorldReader(Reader):
             observation, observation_format = render_observation(record)
             turns.append(Turn(action=action, observation=observation, action_kind=kind,
                               observation_format=observation_format))
+            records.append((line_no, record))
             responses.append(record.get("response"))
             timestamps.append(record.get("action_timestamp"))
             last = record
@@ -144,7 +166,18 @@ class OsWorldReader(Reader):
                 return  # every line was quarantined: nothing left to make a trajectory of
             raise FormatError(path, "line 1", "no trajectory records")
         metadata = self._metadata(path, responses, timestamps, errors, bad_lines, last)
-        yield Trajectory(task=task, turns=turns, position="$",
+        system_prompt = None
+        messages = path.parent / MESSAGES
+        if messages.is_file():
+            conversation = read_conversation(messages)
+            turns, rest = conversation_turns(messages, conversation, records)
+            turns += [_closing_turn(messages, line_no, record) for line_no, record in rest]
+            task, system_prompt = conversation.task or task, conversation.system_prompt
+            metadata["observations_from"] = MESSAGES
+            metadata["assistant_messages"] = conversation.n_assistant_messages
+            if conversation.initial_observation:
+                metadata["initial_observation"] = conversation.initial_observation
+        yield Trajectory(task=task, turns=turns, position="$", system_prompt=system_prompt,
                          outcome=self._outcome(path, last), metadata=metadata)
 
     @staticmethod
