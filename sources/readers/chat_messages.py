@@ -149,14 +149,15 @@ def _answered_slot(open_slots: list[dict[str, Any]], message: dict) -> dict[str,
     return open_slots[0] if open_slots else None
 
 
-def convert_messages(messages: Any, position: str) -> ChatConversion:
-    """Turn one chat message list into task, system prompt, turns and metadata.
+def convert_messages(messages: Any, position: str, key: str = ".messages") -> ChatConversion:
+    """Turn one chat message list into task, system prompt, turns and metadata. `key` is where
+    the list sits under `position` ("" for a file that is the bare list).
 
     Raises ChatFormatError when the list or a message has the wrong type; orphan tool answers and
     unanswered calls are returned in `problems` instead, so the caller can keep the trajectory.
     """
     if not isinstance(messages, list):
-        raise ChatFormatError(sub_position(position, ".messages"),
+        raise ChatFormatError(sub_position(position, key),
                               f"messages must be list, got {type(messages).__name__}")
     system_parts: list[str] = []
     task: str | None = None
@@ -167,7 +168,7 @@ def convert_messages(messages: Any, position: str) -> ChatConversion:
     open_slots: list[dict[str, Any]] = []  # calls still waiting for their answer, in call order
     problems: list[tuple[str, str]] = []
     for index, message in enumerate(messages):
-        where = sub_position(position, f".messages[{index}]")
+        where = sub_position(position, f"{key}[{index}]")
         if not isinstance(message, dict):
             raise ChatFormatError(where, f"message must be object, got {type(message).__name__}")
         role = message.get("role")

@@ -26,7 +26,7 @@ metadata["user_followups"], and turns whose result MiroFlow replaced by its "Too
 omitted" placeholder are listed in metadata["omitted_observation_turns"] (and those MiroFlow cut
 at its length limit, ending "... [Result truncated]", in "truncated_observation_turns").
 
-Both layouts are read:
+Three layouts are read:
   * the task result (the fixture): top-level `message_history`, `summary`, `final_boxed_answer`
     -> one trajectory at "$";
   * the full task log: `main_agent_message_history` {system_prompt, message_history} and
@@ -35,6 +35,11 @@ Both layouts are read:
     ("$.sub_agent_message_history_sessions.<id>"), linked through metadata (agent, session_id,
     parent_position). A sub-agent is its own episode with its own task (the subtask it was given);
     in the main agent it shows up as one tool call whose observation is the sub-agent's answer.
+  * a message history written on its own as a bare list -> one trajectory at "$". When its
+    assistant messages carry OpenAI-style `tool_calls` (named `<server>-<tool>`) answered by
+    `role: tool` messages, they are paired as in chat_messages, one turn per call, with the
+    kinds above (the server names are those the system prompt lists); otherwise it is read like
+    `message_history`. A `developer` message is system prompt in every layout.
 outcome comes from `judge_result` (CORRECT -> success, INCORRECT / NOT_ATTEMPTED -> failure)
 where present; the task result carries no verdict, so it is "unknown".
 """
@@ -44,10 +49,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 
 from sources.readers.base import Reader, as_text, load_json
+from sources.readers.chat_messages import ChatFormatError, convert_messages
 from sources.schema import Quarantine, Trajectory, Turn
 
 _BLOCK = re.compile(
@@ -61,6 +68,8 @@ TRUNCATED_SUFFIX = "... [Result truncated]"  # MiroFlow cuts results at TOOL_RES
 SEARCH_KEYS = ("organic", "searchParameters", "knowledgeGraph")
 OPEN_WORDS = ("scrape", "fetch", "browse", "page", "visit", "read")
 JUDGE_OUTCOMES = {"CORRECT": "success", "INCORRECT": "failure", "NOT_ATTEMPTED": "failure"}
+_BARE_LIST = re.compile(r'\[\s*\{\s*"role"\s*:')
+_SERVER_NAME = re.compile(r"^## Server name: (\S+)\s*$", re.MULTILINE)
 HISTORY_KEYS = ("message_history", "main_agent_message_history",
                 "sub_agent_message_history_sessions", "step_logs")
 
@@ -92,6 +101,22 @@ def _observation_format(text: str, servers: list[str], tools: list[str]) -> str:
     return "page_text"
 
 
+def _as_miroflow_turn(turn: Turn, servers: list[str]) -> Turn:
+    """A chat tool-call turn with MiroFlow's kinds: the call is named `<server>-<tool>`, the
+    servers being those the system prompt lists."""
+    name = turn.tool_name or ""
+    server = max((s for s in servers if name.startswith(f"{s}-")), key=len, default="")
+    tool = name[len(server) + 1:] if server else name
+    failed = bool(_FAILED.match(turn.observation))
+    return replace(
+        turn,
+        action_kind=_action_kind(server, tool),
+        observation_format="text" if failed else _observation_format(turn.observation, [server],
+                                                                     [tool]),
+        is_error=True if failed else turn.is_error,
+    )
+
+
 class MiroFlowReader(Reader):
     """MiroFlow task results / logs: one turn per assistant message with `<use_mcp_tool>`."""
 
@@ -104,11 +129,15 @@ class MiroFlowReader(Reader):
 
     def sniff(self, path: Path, head: str) -> bool:
         has_history = '"message_history"' in head or '"main_agent_message_history"' in head
-        return has_history and "use_mcp_tool" in head
+        bare_list = bool(_BARE_LIST.match(head))  # a message history written on its own
+        return (has_history or bare_list) and "use_mcp_tool" in head
 
     def read(self, path: Path) -> Iterator[Trajectory | Quarantine]:
         source = str(path)
         document = load_json(path)
+        if isinstance(document, list):
+            yield from self._bare_history(source, document)
+            return
         if not isinstance(document, dict):
             yield Quarantine(source, "$", f"expected an object, got {type(document).__name__}")
             return
@@ -147,11 +176,35 @@ class MiroFlowReader(Reader):
             yield from self._history(source, position, session.get("message_history"),
                                      session.get("system_prompt"), "unknown", sub_meta)
 
+    def _bare_history(self, source: str, messages: list) -> Iterator[Trajectory | Quarantine]:
+        """A message history written as a bare list: `<use_mcp_tool>` text as in the task log,
+        or OpenAI-style `tool_calls` answered by `role: tool` messages (named server-tool)."""
+        if not any(isinstance(m, dict) and m.get("tool_calls") for m in messages):
+            yield from self._history(source, "$", messages, None, "unknown",
+                                     {"layout": "message list"}, key="")
+            return
+        try:
+            chat = convert_messages(messages, "$", key="")
+        except ChatFormatError as error:
+            yield Quarantine(source, error.position, error.reason)
+            return
+        servers = _SERVER_NAME.findall(chat.system_prompt or "")
+        turns = [_as_miroflow_turn(turn, servers) for turn in chat.turns]
+        metadata = {"layout": "message list", **chat.metadata}
+        if chat.problems:
+            metadata["n_quarantined_messages"] = len(chat.problems)
+        yield Trajectory(task=chat.task, turns=turns, position="$", outcome="unknown",
+                         system_prompt=chat.system_prompt, metadata=metadata)
+        for where, reason in chat.problems:
+            yield Quarantine(source, where, reason)
+
     def _history(self, source: str, position: str, history: Any, system_prompt: Any,
-                 outcome: str, metadata: dict[str, Any]) -> Iterator[Trajectory | Quarantine]:
-        """One message history -> one Trajectory (plus quarantines for broken steps)."""
+                 outcome: str, metadata: dict[str, Any], key: str = ".message_history",
+                 ) -> Iterator[Trajectory | Quarantine]:
+        """One message history -> one Trajectory (plus quarantines for broken steps); `key` is
+        where the list sits under `position`."""
         if not isinstance(history, list):
-            yield Quarantine(source, f"{position}.message_history",
+            yield Quarantine(source, f"{position}{key}",
                              f"must be list, got {type(history).__name__}")
             return
         system_parts = [as_text(system_prompt)] if isinstance(system_prompt, str) else []
@@ -166,13 +219,13 @@ class MiroFlowReader(Reader):
         index = 0
         while index < len(history):
             message = history[index]
-            where = f"{position}.message_history[{index}]"
+            where = f"{position}{key}[{index}]"
             if not isinstance(message, dict) or not isinstance(message.get("role"), str):
                 problems.append((where, "message must be an object with a role"))
                 index += 1
                 continue
             role, text = message["role"], as_text(message.get("content"))
-            if role == "system":
+            if role in ("system", "developer"):
                 system_parts.append(text)
             elif role == "user":
                 if task is None:
