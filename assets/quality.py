@@ -160,7 +160,8 @@ def turn_labels(context: dg.AssetExecutionContext, config: LabelSettings,
                 ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
     """Category (empty, error, unchanged, echo, boilerplate, informative) and loss weight of
     every turn, from the versioned policy file (quality/policy.toml), whose hash every row
-    records."""
+    records; with the rule that named it, the feature values that rule read, and whether the
+    turn is ambiguous (within the policy's margin of another category)."""
     domain = context.partition_key
     policy = load_policy(Path(config.policy_file))
     turns_path = partition_path(storage.data_path, "raw_turns", domain)
@@ -168,7 +169,9 @@ def turn_labels(context: dg.AssetExecutionContext, config: LabelSettings,
     stats = label_turns(partition_path(storage.data_path, "turn_features", domain),
                         out_path, policy)
     context.log.info(f"{domain}: {stats.turns} turns labelled with {policy}: "
-                     + ", ".join(f"{c} {stats.categories[c]}" for c in CATEGORIES))
+                     + ", ".join(f"{c} {stats.categories[c]}" for c in CATEGORIES)
+                     + f"; {stats.ambiguous} ambiguous")
+    fired = [row for row in stats.rule_rows() if row["turns"]]
     weights = [{"loss_weight": weight, "turns": count}
                  for weight, count in sorted(stats.weight_histogram.items())]
     yield dg.MaterializeResult(metadata={
@@ -186,6 +189,14 @@ def turn_labels(context: dg.AssetExecutionContext, config: LabelSettings,
         "weight_plot": image_metadata(bar_chart(
             [f"{row['loss_weight']:g}" for row in weights], [row["turns"] for row in weights],
             title=f"{domain}: loss weight of the observation tokens", ylabel="turns")),
+        "rule_distribution": dg.MetadataValue.md(records_table(stats.rule_rows())),
+        "rule_plot": image_metadata(bar_chart(
+            [row["rule"] for row in fired], [row["share"] for row in fired],
+            title=f"{domain}: share of turns per rule (the first that held)",
+            ylabel="share of turns")),
+        "ambiguous_turns": stats.ambiguous,
+        "share_ambiguous": round(stats.ambiguous_share, 4),
+        "ambiguous_loss_weight": str(policy.ambiguity.loss_weight),
         "examples": dg.MetadataValue.md(examples_markdown(out_path, turns_path)),
         **{f"share_{category}": round(stats.share(category), 4) for category in CATEGORIES},
     })

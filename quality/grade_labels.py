@@ -118,6 +118,9 @@ class LabelGrade:
     # rules and a calibration fitted on another labelled set (--calibrate-on), on this set
     fitted: dict[str, Confusion] = field(default_factory=dict)
     fitted_on: str = ""
+    # the rules' figures on the turns they call ambiguous and on the rest (turn_labels.ambiguous)
+    ambiguous: Confusion = field(default_factory=Confusion)
+    clear: Confusion = field(default_factory=Confusion)
 
     def add(self, source: str, truth: str, predicted: str) -> None:
         self.overall.add(truth, predicted)
@@ -144,11 +147,20 @@ class LabelGrade:
             out.append(f"  {source:<24}{c.total:>5}  acc {c.accuracy:.3f}  low-info "
                        f"{lp:.3f} / {lr:.3f}  informative {c.recall('informative'):.3f}  "
                        f"worst {wr:.3f} ({wc})")
-        out += self.loso_lines() + self.fitted_lines()
+        out += self.ambiguity_lines() + self.loso_lines() + self.fitted_lines()
         worst, category = o.worst_recall()
         out.append(f"accuracy {o.accuracy:.3f}, worst recall {worst:.3f} ({category}); "
                    f"low-information precision {p:.3f}, recall {r:.3f}")
         return out
+
+    def ambiguity_lines(self) -> list[str]:
+        """Accuracy on the turns the policy calls ambiguous and on the rest."""
+        a, c = self.ambiguous, self.clear
+        if not a.total + c.total:
+            return []
+        return [f"ambiguous (a margin's move of the thresholds changes the category): "
+                f"{a.total} of {a.total + c.total} turns ({a.total / (a.total + c.total):.1%}), "
+                f"accuracy {a.accuracy:.3f}; the other turns: accuracy {c.accuracy:.3f}"]
 
     def loso_lines(self) -> list[str]:
         """The pooled leave-one-source-out tables, one per method."""
@@ -262,6 +274,14 @@ def _confusions(labels: Sequence[str], predictions: dict[str, Sequence[str]]
     return tables
 
 
+def add_ambiguity(report: LabelGrade, rows: pa.Table) -> None:
+    """The rules' confusion on the turns turn_labels calls ambiguous, and on the rest."""
+    rows = _graded_rows(rows)
+    for truth, guess, ambiguous in zip(rows["label"].to_pylist(), rows["predicted"].to_pylist(),
+                                       rows["ambiguous"].to_pylist(), strict=True):
+        (report.ambiguous if ambiguous else report.clear).add(truth, guess)
+
+
 def add_loso(report: LabelGrade, rows: pa.Table,
              config: CalibrationConfig | None = None) -> None:
     """Pooled leave-one-source-out figures of the rules and of the calibration."""
@@ -302,6 +322,7 @@ def grade_labels(labels_path: Path, root: Path, work_dir: Path,
     turns = load_labels(labels_path)
     rows = label_labelled_files(turns, root, work_dir, policy_path)
     report = grade_rows(turns, rows, rows["predicted"].to_pylist())
+    add_ambiguity(report, rows)
     if loso:
         add_loso(report, rows)
     if calibration:

@@ -1,4 +1,5 @@
--- Each hand-labelled turn with the category the policy gave it and its turn features.
+-- Each hand-labelled turn with the category the policy gave it (its rule, whether it is
+-- ambiguous) and its turn features.
 -- `wanted` holds the labels file (file, position, turn_index, label, source, line);
 -- a labelled turn that matches no ingested turn comes back with a NULL predicted category.
 SELECT
@@ -9,6 +10,8 @@ SELECT
     w.label,
     w.source,
     l.category AS predicted,
+    l.rule,
+    l.ambiguous,
     f.* EXCLUDE (trajectory_id, turn_index, source)
 FROM wanted AS w
 LEFT JOIN read_parquet($trajectories) AS tr

@@ -1,9 +1,11 @@
 """Turn categories and loss weights from the turn features (the `turn_labels` asset).
 
 `load_policy()` reads quality/policy.toml (or another policy file): thresholds and a loss weight
-per category, plus the file's short sha256, which `label_turns` writes into every row and into
-the Parquet metadata, so a table labelled under another policy is visibly different.
-`label_turns(features_path, out_path, policy)` applies quality/labels.sql in DuckDB.
+per category, the rules' ids and meanings, the ambiguity margin, plus the file's short sha256,
+which `label_turns` writes into every row and into the Parquet metadata, so a table labelled
+under another policy is visibly different. `label_turns(features_path, out_path, policy)` runs
+quality/rules.sql under the policy's thresholds and under thresholds moved by the margin (see
+quality/rules.py), then quality/labels.sql, in DuckDB.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 
 import duckdb
 
+from quality.rules import RULE_IDS, Ambiguity, features_json_sql, moved_thresholds, parse_ambiguity
 from sources.storage import load_sql, parquet_view, query_arrow, write_parquet
 
 CATEGORIES: tuple[str, ...] = ("empty", "error", "unchanged", "echo", "boilerplate",
@@ -41,7 +44,12 @@ _THRESHOLDS: dict[str, tuple[str, ...]] = {
 
 LABEL_COLUMN_DOCS: dict[str, str] = {
     "category": "empty, error, unchanged, echo, boilerplate or informative (policy.toml)",
-    "loss_weight": "weight of the observation's tokens in the training loss, in [0, 1]",
+    "loss_weight": "weight of the observation's tokens in the training loss, in [0, 1] (an "
+                   "ambiguous turn's as the policy's [ambiguous] loss_weight says)",
+    "rule": "id of the rule that named the turn, category.name (the policy's [rules] table)",
+    "rule_features": "JSON object: the feature values that rule read (quality/rules.py)",
+    "ambiguous": "the category changes once every threshold moves by the policy's margin",
+    "near_rule": "for an ambiguous turn, the rule that names it a margin away (else null)",
     "policy_version": "the policy file's `version`",
     "policy_hash": "first 12 hex digits of the policy file's sha256",
 }
@@ -55,18 +63,32 @@ class Policy:
     hash: str
     thresholds: dict[str, dict[str, float]]
     loss_weights: dict[str, float]
+    rules: dict[str, str]  # rule id -> what it means, in the order the rules are tried
+    ambiguity: Ambiguity
     path: str = ""
 
     def __str__(self) -> str:
         return f"policy_v{self.version}_{self.hash}"
 
-    def sql_params(self) -> dict[str, Any]:
+    def rule_params(self, thresholds: dict[str, dict[str, float]] | None = None
+                    ) -> dict[str, Any]:
+        """The named parameters of rules.sql: the policy's thresholds, or `thresholds`."""
+        return {f"{category}_{key}": value
+                for category, values in (thresholds or self.thresholds).items()
+                for key, value in values.items()}
+
+    def label_params(self) -> dict[str, Any]:
         """The named parameters of labels.sql."""
         params: dict[str, Any] = {"policy_version": self.version, "policy_hash": self.hash}
-        for category, values in self.thresholds.items():
-            params.update({f"{category}_{key}": value for key, value in values.items()})
         params.update({f"{c}_loss_weight": float(w) for c, w in self.loss_weights.items()})
-        return params
+        return params | self.ambiguity.weight_params()
+
+    def variants(self) -> dict[str, dict[str, float]]:
+        """rules.sql's parameters per variant: the policy's, and moved by the margin."""
+        return {"policy": self.rule_params(),
+                **{name: self.rule_params(moved_thresholds(self.thresholds, self.ambiguity,
+                                                           easier))
+                   for name, easier in (("easier", True), ("harder", False))}}
 
 
 def policy_hash(data: bytes) -> str:
@@ -75,7 +97,8 @@ def policy_hash(data: bytes) -> str:
 
 
 def load_policy(path: Path = DEFAULT_POLICY) -> Policy:
-    """Parse and check a policy TOML: every category, every threshold, weights in [0, 1]."""
+    """Parse and check a policy TOML: every category, every threshold, weights in [0, 1],
+    every rule of rules.sql documented in its order, the ambiguity margin."""
     data = Path(path).read_bytes()
     document = tomllib.loads(data.decode("utf-8"))
     missing = [c for c in CATEGORIES if not isinstance(document.get(c), dict)]
@@ -95,7 +118,16 @@ def load_policy(path: Path = DEFAULT_POLICY) -> Policy:
             raise ValueError(f"{path} [{category}]: loss_weight must be in [0, 1], got {weight!r}")
         weights[category] = float(weight)
         thresholds[category] = {k: section[k] for k in _THRESHOLDS[category]}
-    return Policy(document["version"], policy_hash(data), thresholds, weights, str(path))
+    rules = document.get("rules")
+    if not isinstance(rules, dict) or tuple(rules) != RULE_IDS:
+        got = tuple(rules) if isinstance(rules, dict) else rules
+        raise ValueError(f"{path} [rules]: expected one line per rule of quality/rules.sql, in "
+                         f"its order: {', '.join(RULE_IDS)}; got {got}")
+    if not all(isinstance(doc, str) and doc.strip() for doc in rules.values()):
+        raise ValueError(f"{path} [rules]: every rule needs a non-empty description")
+    ambiguity = parse_ambiguity(document.get("ambiguous"), str(path))
+    return Policy(document["version"], policy_hash(data), thresholds, weights, dict(rules),
+                  ambiguity, str(path))
 
 
 @dataclass
@@ -106,19 +138,43 @@ class LabelStats:
     turns: int = 0
     categories: Counter = field(default_factory=Counter)
     weight_histogram: Counter = field(default_factory=Counter)  # loss_weight -> turns
+    rules: Counter = field(default_factory=Counter)  # rule id -> turns
+    ambiguous_rules: Counter = field(default_factory=Counter)  # rule id -> ambiguous turns
+
+    @property
+    def ambiguous(self) -> int:
+        return sum(self.ambiguous_rules.values())
 
     def share(self, category: str) -> float:
         return self.categories[category] / self.turns if self.turns else 0.0
+
+    @property
+    def ambiguous_share(self) -> float:
+        return self.ambiguous / self.turns if self.turns else 0.0
+
+    def rule_rows(self) -> list[dict[str, Any]]:
+        """Per rule of the policy, in its order: turns, share of turns, ambiguous turns."""
+        return [{"rule": rule, "turns": self.rules[rule],
+                 "share": round(self.rules[rule] / self.turns, 4) if self.turns else 0.0,
+                 "ambiguous": self.ambiguous_rules[rule]} for rule in RULE_IDS]
 
 
 def label_turns(features_path: Path, out_path: Path, policy: Policy | None = None
                 ) -> LabelStats:
     """Write one labelled row per turn of `features_path` to `out_path` (Parquet, atomic)."""
     policy = policy or load_policy()
+    rules_sql = load_sql(__file__, "rules.sql")
+    labels_sql = load_sql(__file__, "labels.sql").replace(
+        "/* rule_features */", features_json_sql("x.rule"))
     con = duckdb.connect()
     try:
         parquet_view(con, "features", features_path, file_row_number=True)
-        table = query_arrow(con, load_sql(__file__, "labels.sql"), policy.sql_params())
+        con.execute("CREATE TEMP TABLE rules_at (variant VARCHAR, file_row_number BIGINT, "
+                    "rule VARCHAR)")
+        for variant, params in policy.variants().items():
+            con.execute(f"INSERT INTO rules_at SELECT '{variant}', file_row_number, rule "
+                        f"FROM ({rules_sql})", params)
+        table = query_arrow(con, labels_sql, policy.label_params())
     finally:
         con.close()
     metadata = {b"policy_hash": policy.hash.encode(), b"policy_version": str(policy.version)
@@ -128,6 +184,10 @@ def label_turns(features_path: Path, out_path: Path, policy: Policy | None = Non
     stats = LabelStats(policy=str(policy), turns=table.num_rows)
     stats.categories.update(table["category"].to_pylist())
     stats.weight_histogram.update(table["loss_weight"].to_pylist())
+    rules = table["rule"].to_pylist()
+    stats.rules.update(rules)
+    stats.ambiguous_rules.update(r for r, a in zip(rules, table["ambiguous"].to_pylist(),
+                                                   strict=True) if a)
     return stats
 
 

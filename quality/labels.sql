@@ -1,88 +1,64 @@
--- One category and loss weight per turn, from the turn features and the policy's thresholds
--- (quality/policy.toml says why each threshold is what it is). The first rule that holds wins.
--- A comparison with a NULL feature (first turn, observation without shingles) does not hold.
+-- One labelled row per turn: the rule that named it (quality/rules.sql, run by labels.py into
+-- rules_at: `variant` 'policy' under the policy's thresholds, 'easier' and 'harder' with every
+-- threshold moved by the policy's margin), its category and loss weight, the feature values
+-- that rule read, and whether the turn is ambiguous: a margin's move gives it another category.
+-- The rule_features placeholder below is replaced by labels.py: one json_object per rule
+-- (rules.features_json_sql).
 
-WITH boilerplate_floor AS (
-    SELECT greatest($boilerplate_min_trajectories,
-                    $boilerplate_min_trajectory_share * count(DISTINCT trajectory_id))
-           AS min_trajectories
-    FROM features
+WITH weights (category, weight) AS (
+    VALUES ('empty', $empty_loss_weight), ('error', $error_loss_weight),
+           ('unchanged', $unchanged_loss_weight), ('echo', $echo_loss_weight),
+           ('boilerplate', $boilerplate_loss_weight), ('informative', $informative_loss_weight)
 ),
-labelled AS (
+variants AS (
+    SELECT file_row_number,
+           any_value(rule) FILTER (WHERE variant = 'policy') AS rule,
+           any_value(rule) FILTER (WHERE variant = 'easier') AS easier_rule,
+           any_value(rule) FILTER (WHERE variant = 'harder') AS harder_rule
+    FROM rules_at
+    GROUP BY file_row_number
+),
+judged AS (
     SELECT
-        f.*,
-        CASE
-            WHEN f.content_chars <= $empty_max_content_chars THEN 'empty'
-            WHEN f.is_error THEN 'error'
-            -- the action changed nothing: the previous observation again (an acknowledgement
-            -- that quotes other arguments than the previous one is echo, below)
-            WHEN f.novel_shingles <= $unchanged_max_novel_shingles
-                 AND f.jaccard_prev >= $unchanged_min_jaccard_prev
-                 AND NOT (f.ack_phrase AND f.arg_chars_found >= $echo_min_arg_chars
-                          AND f.repeat_masked <> 1) THEN 'unchanged'
-            -- ... also once clocks, timestamps and ids are masked (a status with a new time)
-            WHEN f.repeat_masked = 1 THEN 'unchanged'
-            -- most lines restate the action (the typed command, the lines just inserted)
-            WHEN f.action_line_share >= $echo_min_action_line_share THEN 'echo'
-            -- an acknowledgement that restates the call's arguments ("Wrote to PATH")
-            WHEN f.ack_phrase AND f.arg_chars_found >= $echo_min_arg_chars
-                 AND f.ack_words <= $echo_max_ack_words THEN 'echo'
-            -- a created or updated object that returns the fields the call sent
-            WHEN (f.fields_mirrored >= $echo_min_fields_mirrored
-                  AND f.fields_mirrored >= $echo_min_mirrored_share * f.fields_sent)
-                 OR (f.write_call AND f.fields_sent >= 1
-                     AND f.fields_mirrored = f.fields_sent) THEN 'echo'
-            -- what is new is the action's own text (its new words: in a short reply)
-            WHEN f.overlap_action >= $echo_min_overlap_action
-                 OR (f.novel_shingles >= 1 AND f.novelty <= $echo_max_novelty
-                     AND (f.action_in_observation
-                          OR f.overlap_action >= $echo_min_overlap_action_with_context))
-                 OR (f.new_words_in_action >= $echo_min_new_words_in_action
-                     AND f.novelty <= $echo_max_novelty_new_words
-                     AND f.novel_shingles <= $echo_max_novel_shingles_new_words) THEN 'echo'
-            -- the same observation, as a whole, in many trajectories
-            WHEN f.corpus_frequency >= b.min_trajectories THEN 'boilerplate'
-            -- a generic acknowledgement with nothing of the call or the step in it
-            WHEN f.ack_phrase AND f.arg_chars_found = 0 AND f.foreign_ids = 0
-                 AND f.ack_words <= $boilerplate_max_ack_words THEN 'boilerplate'
-            WHEN f.confirm_prompt AND f.arg_chars_found = 0 THEN 'boilerplate'
-            -- a short canned message around the action's words ("Replaced X with Y")
-            WHEN f.template_frequency >= b.min_trajectories AND f.action_words > 0
-                 AND f.own_words <= $echo_max_own_words THEN 'echo'
-            -- a canned page that quotes the action (a bot check naming the URL)
-            WHEN f.template_frequency >= b.min_trajectories THEN 'boilerplate'
-            -- a state the trajectory has shown before (and that is not a canned screen)
-            WHEN f.novel_shingles <= $unchanged_max_novel_shingles
-                 AND f.jaccard_max_prev >= $unchanged_min_jaccard_max_prev THEN 'unchanged'
-            -- ... also once clocks, counters and ids are masked, or line by line: a view
-            -- shown before with only the lines the action touched changed
-            WHEN f.repeat_masked = 2 THEN 'unchanged'
-            WHEN f.seen_line_share >= $unchanged_min_seen_line_share
-                 AND f.action_line_share < $echo_min_action_line_share
-                 AND f.obs_shingles >= $unchanged_min_view_shingles
-                 AND f.novelty <= $unchanged_max_view_novelty
-                 AND f.jaccard_max_prev >= $unchanged_min_view_jaccard THEN 'unchanged'
-            ELSE 'informative'
-        END AS category
-    FROM features AS f, boilerplate_floor AS b
+        v.*,
+        split_part(v.rule, '.', 1) AS category,
+        split_part(v.easier_rule, '.', 1) AS easier_category,
+        split_part(v.harder_rule, '.', 1) AS harder_category
+    FROM variants AS v
+),
+weighed AS (
+    SELECT
+        j.*,
+        j.easier_category <> j.category OR j.harder_category <> j.category AS ambiguous,
+        w.weight,
+        greatest(w.weight, we.weight, wh.weight) AS highest_weight
+    FROM judged AS j
+    JOIN weights AS w ON w.category = j.category
+    JOIN weights AS we ON we.category = j.easier_category
+    JOIN weights AS wh ON wh.category = j.harder_category
 )
 SELECT
-    trajectory_id,
-    turn_index,
-    domain,
-    source,
-    source_format,
-    observation_format,
-    category,
-    CASE category
-        WHEN 'empty' THEN $empty_loss_weight
-        WHEN 'error' THEN $error_loss_weight
-        WHEN 'unchanged' THEN $unchanged_loss_weight
-        WHEN 'echo' THEN $echo_loss_weight
-        WHEN 'boilerplate' THEN $boilerplate_loss_weight
-        ELSE $informative_loss_weight
+    f.trajectory_id,
+    f.turn_index,
+    f.domain,
+    f.source,
+    f.source_format,
+    f.observation_format,
+    x.category,
+    CASE
+        WHEN NOT x.ambiguous OR $ambiguous_weight_mode = 'category' THEN x.weight
+        WHEN $ambiguous_weight_mode = 'highest' THEN x.highest_weight
+        ELSE $ambiguous_loss_weight
     END::DOUBLE AS loss_weight,
+    x.rule,
+    /* rule_features */ AS rule_features,
+    x.ambiguous,
+    CASE
+        WHEN x.easier_category <> x.category THEN x.easier_rule
+        WHEN x.harder_category <> x.category THEN x.harder_rule
+    END AS near_rule,
     $policy_version::INTEGER AS policy_version,
     $policy_hash::VARCHAR AS policy_hash
-FROM labelled
-ORDER BY file_row_number
+FROM features AS f
+JOIN weighed AS x USING (file_row_number)
+ORDER BY f.file_row_number

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import itertools
 from pathlib import Path
 
@@ -43,6 +44,15 @@ def test_quality_assets_materialize_on_fixtures_with_passing_checks(
     assert labels.num_rows == turns.num_rows > 0
     weights = labels["loss_weight"].to_pylist()
     assert all(0.0 <= weight <= 1.0 for weight in weights)
+    # the page shows the share of turns per rule and the ambiguous count (issue 18)
+    page = result.asset_materializations_for_node("turn_labels")[0].metadata
+    assert page["ambiguous_turns"].value == sum(labels["ambiguous"].to_pylist())
+    rule_rows = page["rule_distribution"].value.splitlines()[2:]
+    turns_per_rule = {line.split("|")[1].strip(): int(line.split("|")[2]) for line in rule_rows}
+    assert sum(turns_per_rule.values()) == labels.num_rows
+    assert all(turns_per_rule[rule] == n for rule, n in
+               collections.Counter(labels["rule"].to_pylist()).items())
+    assert page["rule_plot"].value.startswith("![plot](data:image/png;base64,")
 
 
 def test_webarena_pages_that_did_not_change_are_unchanged(traces_dir: Path, tmp_path: Path) -> None:

@@ -13,7 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from quality.grade_labels import LabelGrade, grade_rows, label_labelled_files, load_labels
+from quality.grade_labels import (
+    LabelGrade,
+    add_ambiguity,
+    grade_rows,
+    label_labelled_files,
+    load_labels,
+)
 
 LABELLED = Path(__file__).resolve().parent.parent / "quality" / "labelled"
 DEV_SET = LABELLED / "real_dev.jsonl"
@@ -127,7 +133,9 @@ def grade_set(labels: Path, traces_dir: Path, work: Path) -> tuple[dict, LabelGr
     predicted = {(f, p, i): c for f, p, i, c in zip(
         rows["file"].to_pylist(), rows["position"].to_pylist(), rows["turn_index"].to_pylist(),
         rows["predicted"].to_pylist(), strict=True)}
-    return predicted, grade_rows(turns, rows, rows["predicted"].to_pylist())
+    report = grade_rows(turns, rows, rows["predicted"].to_pylist())
+    add_ambiguity(report, rows)
+    return predicted, report
 
 
 @pytest.fixture(scope="module")
@@ -180,3 +188,14 @@ def test_real_set_floors(request, which):
     assert overall.worst_recall()[0] >= 0.75, report.lines()
     assert low_precision >= 0.9 and low_recall >= 0.85, report.lines()
     assert overall.recall("informative") >= 0.9, report.lines()
+
+
+@pytest.mark.parametrize("which", ["graded", "graded_holdout"])
+def test_ambiguous_turns_are_where_the_rules_err_more(request, which):
+    """The ambiguity margin means something on real turns: the rules are wrong more often on
+    the turns it flags than on the rest, and it flags a minority (issue 18)."""
+    _, report = request.getfixturevalue(which)
+    ambiguous, clear = report.ambiguous, report.clear
+    assert ambiguous.total + clear.total == report.overall.total
+    assert 0 < ambiguous.total <= 0.2 * report.overall.total, report.ambiguity_lines()
+    assert ambiguous.accuracy < clear.accuracy, report.ambiguity_lines()

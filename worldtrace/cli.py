@@ -4,6 +4,7 @@
     worldtrace ingest PATH [--format F] [--domain D] --out DIR
     worldtrace generate --domains all --trajectories N --seed S --out DIR
     worldtrace quality grade --trajectories N --seed S
+    worldtrace quality explain TRAJECTORY_ID TURN_INDEX [--data DIR]
 
 Every module in `worldtrace/commands/` is a command group, found by name (see
 worldtrace/commands/__init__.py): adding a command is adding a module, nothing else changes.

@@ -1,18 +1,22 @@
 """`worldtrace quality grade`: grade the quality stage, against the generator's planted truth
-(labels and dedup) or against a hand-labelled set of real turns (`--labels`)."""
+(labels and dedup) or against a hand-labelled set of real turns (`--labels`).
+`worldtrace quality explain TRAJECTORY_ID TURN_INDEX`: why one turn got its category and weight."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import tempfile
 from pathlib import Path
 
+from quality.explain import ExplainError
 from quality.grade import DEFAULT_LABELS_ROOT
 from quality.grade_labels import LabelsFileError
 
-# a broken labels file: one line naming the file and line, exit status 2 (worldtrace.cli)
-USER_ERRORS: tuple[type[Exception], ...] = (LabelsFileError,)
+# a broken labels file (one line naming the file and line), a turn that is not there: exit
+# status 2 (worldtrace.cli)
+USER_ERRORS: tuple[type[Exception], ...] = (LabelsFileError, ExplainError)
 
 
 def run_grade(args: argparse.Namespace) -> int:
@@ -50,8 +54,19 @@ def run_grade(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_explain(args: argparse.Namespace) -> int:
+    """Print one turn's action, observation, features, rule, category, weight and confidence."""
+    from quality.explain import explain_lines
+
+    if args.chars < 1:
+        raise ExplainError(f"--chars must be at least 1, got {args.chars}")
+    print("\n".join(explain_lines(Path(args.data), args.trajectory_id, args.turn_index,
+                                   Path(args.policy) if args.policy else None, args.chars)))
+    return 0
+
+
 def register(commands: argparse._SubParsersAction) -> None:
-    quality = commands.add_parser("quality", help="quality-stage tools (grade ...)")
+    quality = commands.add_parser("quality", help="quality-stage tools (grade, explain)")
     tools = quality.add_subparsers(dest="tool", required=True)
     grade = tools.add_parser("grade", help="grade labels and dedup against planted truth, "
                              "or labels against a hand-labelled set (--labels)")
@@ -73,3 +88,14 @@ def register(commands: argparse._SubParsersAction) -> None:
                        help="with --labels: fit the calibration on this labelled set (e.g. the "
                             "dev set) and grade it, beside the rules, on each --labels set")
     grade.set_defaults(run=run_grade)
+    explain = tools.add_parser("explain", help="why a turn got its category and loss weight: "
+                               "its text, features, rule and confidence")
+    explain.add_argument("trajectory_id")
+    explain.add_argument("turn_index", type=int)
+    explain.add_argument("--data", default=os.environ.get("WORLDTRACE_DATA", "data"),
+                         help="data directory (default $WORLDTRACE_DATA or ./data)")
+    explain.add_argument("--policy", help="policy TOML whose rule texts and thresholds are "
+                                          "shown (default: quality/policy.toml)")
+    explain.add_argument("--chars", type=int, default=1000,
+                         help="characters of the action and of the observation shown")
+    explain.set_defaults(run=run_explain)
