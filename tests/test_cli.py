@@ -17,7 +17,7 @@ def test_formats_lists_every_reader(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["formats"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert [line.split()[0] for line in lines] == list(all_readers())
-    assert len(lines) == 17
+    assert len(lines) == 18
 
 
 def test_ingest_writes_partitions_and_reconciles(

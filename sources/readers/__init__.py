@@ -20,6 +20,7 @@ READERS: Registry[Reader] = Registry("reader", {
     "tbench_run": "sources.readers.tbench:TerminalBenchReader",
     "sweagent_traj": "sources.readers.sweagent:SweAgentReader",
     "openhands_events": "sources.readers.openhands:OpenHandsReader",
+    "openhands_filestore": "sources.readers.openhands_filestore:OpenHandsFileStoreReader",
     "miniswe_messages": "sources.readers.miniswe:MiniSweReader",
     "atif": "sources.readers.atif:AtifReader",
     "harbor_traces": "sources.readers.harbor_traces:HarborTracesReader",

@@ -111,7 +111,7 @@ class OpenHandsReader(Reader):
     def read(self, path: Path) -> Iterator[Trajectory | Quarantine]:
         head = read_head(path).lstrip()
         if head.startswith("["):
-            yield from _events_trajectory(path, "$", iter_json_array(path), "$", None)
+            yield from events_trajectory(path, "$", iter_json_array(path), "$", None)
         elif is_single_json_object(head):
             document = load_json(path)
             yield from _wrapped_trajectory(path, "$", document)
@@ -132,7 +132,7 @@ def _wrapped_trajectory(
         yield Quarantine(str(path), position, "expected an object with a `history` list")
         return
     where = "$.history" if position == "$" else f"{position} $.history"
-    yield from _events_trajectory(path, position, enumerate(history), where, record)
+    yield from events_trajectory(path, position, enumerate(history), where, record)
 
 
 def _flatten(events: Iterator[tuple[int, Any]], where: str) -> Iterator[tuple[str, Any]]:
@@ -145,7 +145,7 @@ def _flatten(events: Iterator[tuple[int, Any]], where: str) -> Iterator[tuple[st
             yield f"{where}[{index}]", event
 
 
-def _events_trajectory(
+def events_trajectory(
     path: Path,
     position: str,
     events: Iterator[tuple[int, Any]],
