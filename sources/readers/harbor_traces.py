@@ -15,11 +15,13 @@ position of that row (the merged rows are listed in metadata). A row that does n
 previous one (another trial, or a context reset) starts a new trajectory.
 
 A turn is an assistant reply parsed as a Terminus response (JSON or XML `commands[].keystrokes`
-and `task_complete`, or `<tool_call>` blocks) and the next user message as its observation; calls
-are rendered as in the ATIF reader (keystrokes; `mark_task_complete({})`), so both readers give the
-same turns for one run. Replies the harness could not parse ("Previous response had parsing
-errors"), replies without commands, and the last reply (Harbor stores no observation after it)
-are counted in metadata. The outcome comes from `result` (reward "1.0" success, "0.0" failure).
+and `task_complete`, or `<tool_call>` blocks) or as OpenHands' calls written without function
+calling (`<function=execute_bash><parameter=command>ls</parameter></function>`), and the next
+user message as its observation; calls are rendered as in the ATIF reader (keystrokes,
+`mark_task_complete({})`), so both readers give the same turns for one run. Replies the harness
+could not parse ("Previous response had parsing errors"), replies without commands, and the
+last reply (Harbor stores no observation after it) are counted in metadata. The outcome comes
+from `result` (reward "1.0" success, "0.0" failure).
 """
 
 from __future__ import annotations
@@ -30,7 +32,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-from sources.readers.atif import calls_turn, is_parse_error, split_terminus_prompt
+from sources.readers.atif import (
+    calls_turn,
+    is_parse_error,
+    message_calls,
+    split_terminus_prompt,
+)
 from sources.readers.base import FormatError, Reader, as_text, iter_json_array
 from sources.schema import Quarantine, Trajectory, Turn
 
@@ -58,6 +65,11 @@ def parse_terminus(content: str) -> list[Call] | None:
                 return None
             calls.append((call["name"], call.get("arguments", {})))
         return calls
+    if "<function=" in text:
+        # OpenHands without function calling writes `<function=name><parameter=k>v</parameter>`
+        functions = message_calls(text)
+        if functions:
+            return functions
     start, end = text.find("{"), text.rfind("}")
     if start != -1 and end > start:
         try:

@@ -1,0 +1,38 @@
+"""Harbor traces of OpenHands without function calling (../shared/realdev2/terminal/atif): calls
+written as `<function=...>` text yield turns."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from reader_checks import read_checked
+
+from sources.readers import detect
+from sources.readers.harbor_traces import HarborTracesReader, parse_terminus
+
+TRACES = "terminal/atif/openhands__hello-world-no_function_calling.traces.json"
+
+
+def test_function_text_calls_are_turns(realdev2_dir: Path) -> None:
+    path = realdev2_dir / TRACES
+    assert detect(path).name == "harbor_traces"
+    (trajectory,), quarantined = read_checked(HarborTracesReader(), path)
+    assert quarantined == [] and trajectory.position == "$[1]"
+    (turn,) = trajectory.turns
+    assert (turn.action, turn.action_kind, turn.tool_name) == (
+        "cat > /app/hello.txt << 'EOF'\nHello, world!\nEOF", "shell", "execute_bash")
+    assert turn.observation == ("\n[The command completed with exit code 0.]\n"
+                                "[Current working directory: /app]\n"
+                                "[Command finished with exit code 0]")
+    # the closing <function=finish> has no observation after it
+    assert trajectory.metadata["final_response_without_observation"] == 1
+    assert "unparsed_responses" not in trajectory.metadata
+
+
+def test_parse_terminus_reads_function_text() -> None:
+    reply = ("I will list.\n<function=execute_bash>\n<parameter=command>ls -la</parameter>\n"
+             "<parameter=security_risk>LOW</parameter>\n</function>")
+    assert parse_terminus(reply) == [("execute_bash", {"command": "ls -la",
+                                                       "security_risk": "LOW"})]
+    assert parse_terminus("<function=finish>\n<parameter=message>done</parameter>\n</function>") \
+        == [("finish", {"message": "done"})]
