@@ -24,6 +24,11 @@ def test_function_text_calls_are_turns(realdev2_dir: Path) -> None:
     assert turn.observation == ("\n[The command completed with exit code 0.]\n"
                                 "[Current working directory: /app]\n"
                                 "[Command finished with exit code 0]")
+    # OpenHands' system prompt is the rows' first user message; the task message follows it
+    assert trajectory.system_prompt.startswith("You are OpenHands agent, a helpful AI assistant")
+    assert trajectory.task.startswith("Here's a running example of how to perform a task")
+    assert trajectory.task.rstrip().endswith("PLEASE EMIT ONE AND ONLY ONE FUNCTION CALL PER "
+                                             "MESSAGE.")
     # the closing <function=finish> has no observation after it
     assert trajectory.metadata["final_response_without_observation"] == 1
     assert "unparsed_responses" not in trajectory.metadata
@@ -36,3 +41,12 @@ def test_parse_terminus_reads_function_text() -> None:
                                                        "security_risk": "LOW"})]
     assert parse_terminus("<function=finish>\n<parameter=message>done</parameter>\n</function>") \
         == [("finish", {"message": "done"})]
+
+
+def test_openhands_rows_with_function_calling_take_the_task_message(realdev_dir: Path) -> None:
+    path = realdev_dir / "terminal/atif/openhands__hello-world.traces.json"
+    (trajectory,), _ = read_checked(HarborTracesReader(), path)
+    assert trajectory.task == (
+        'Create a file called hello.txt with "Hello, world!" as the content.\n')
+    assert trajectory.system_prompt.startswith("You are OpenHands agent")
+    assert [t.tool_name for t in trajectory.turns] == ["str_replace_editor"]

@@ -175,10 +175,19 @@ class _Group:
     def trajectory(self) -> Trajectory:
         row, conversation = self.row, self.row["conversations"]
         first = next(i for i, m in enumerate(conversation) if m["role"] == "user")
+        prompt = None
+        if row.get("agent") == "openhands":
+            # OpenHands' rows carry its system prompt as the first user message; the task is the
+            # next user message before the first reply (the in-context example, then the task).
+            reply = next((i for i, m in enumerate(conversation) if m["role"] == "assistant"),
+                         len(conversation))
+            users = [i for i in range(first, reply) if conversation[i]["role"] == "user"]
+            if len(users) > 1:
+                prompt, first = as_text(conversation[first].get("content")), users[1]
         task, screen = split_terminus_prompt(as_text(conversation[first].get("content")))
         if isinstance(row.get("instruction"), str) and row["instruction"].strip():
             task = row["instruction"]
-        system_prompt = next(
+        system_prompt = prompt or next(
             (as_text(m.get("content")) for m in conversation[:first] if m["role"] == "system"), None
         )
         turns, counts = _turns(conversation, first)
