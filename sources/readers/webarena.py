@@ -23,6 +23,7 @@ tree are kept as text.
 from __future__ import annotations
 
 import codecs
+import re
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
@@ -56,6 +57,9 @@ ACTION_KINDS = {
     "stop": "submit",
     "none": "other",
 }
+
+# The task config RenderHelper writes first: "<pre>sites: [...]\ntask_id: 0\n...intent: ..."
+_CONFIG = re.compile(r"<pre>[^<]*\btask_id: \S+\n[^<]*\nintent: ")
 
 
 class _RenderParser(HTMLParser):
@@ -164,7 +168,11 @@ class WebArenaRenderReader(Reader):
         # An HTML document (not prose that mentions the markers) with the helper's step markup.
         if not head.lstrip().startswith("<"):
             return False
-        return "class='state_obv'" in head or "New Page</h" in head
+        if "class='state_obv'" in head or "New Page</h" in head:
+            return True
+        # A run that stopped before its first step renders only the task config (read: an error
+        # that says so, rather than an unknown format).
+        return bool(_CONFIG.search(head))
 
     def read(self, path: Path) -> Iterator[Trajectory | Quarantine]:
         parser = _RenderParser()
@@ -183,7 +191,8 @@ class WebArenaRenderReader(Reader):
                 offset += len(chunk)
         parser.close()
         if not parser.steps:
-            raise FormatError(path, "$", "no 'New Page' step in the render HTML")
+            raise FormatError(path, "$", "no 'New Page' step in the render HTML: the run stopped "
+                              "before its first step (the page renders only the task config)")
         yield from self._trajectory(path, parser)
 
     def _trajectory(self, path: Path, parser: _RenderParser) -> Iterator[Trajectory | Quarantine]:
