@@ -169,11 +169,8 @@ def label_turns(features_path: Path, out_path: Path, policy: Policy | None = Non
     con = duckdb.connect()
     try:
         parquet_view(con, "features", features_path, file_row_number=True)
-        con.execute("CREATE TEMP TABLE rules_at (variant VARCHAR, file_row_number BIGINT, "
-                    "rule VARCHAR)")
         for variant, params in policy.variants().items():
-            con.execute(f"INSERT INTO rules_at SELECT '{variant}', file_row_number, rule "
-                        f"FROM ({rules_sql})", params)
+            con.execute(f"CREATE TEMP TABLE rules_{variant} AS {rules_sql}", params)
         table = query_arrow(con, labels_sql, policy.label_params())
     finally:
         con.close()
@@ -182,12 +179,15 @@ def label_turns(features_path: Path, out_path: Path, policy: Policy | None = Non
     table = table.replace_schema_metadata(metadata)
     write_parquet(table, out_path)
     stats = LabelStats(policy=str(policy), turns=table.num_rows)
-    stats.categories.update(table["category"].to_pylist())
-    stats.weight_histogram.update(table["loss_weight"].to_pylist())
-    rules = table["rule"].to_pylist()
-    stats.rules.update(rules)
-    stats.ambiguous_rules.update(r for r, a in zip(rules, table["ambiguous"].to_pylist(),
-                                                   strict=True) if a)
+    counts = table.group_by(["category", "loss_weight", "rule", "ambiguous"]).aggregate(
+        [([], "count_all")]).to_pylist()
+    for row in counts:
+        n = row["count_all"]
+        stats.categories[row["category"]] += n
+        stats.weight_histogram[row["loss_weight"]] += n
+        stats.rules[row["rule"]] += n
+        if row["ambiguous"]:
+            stats.ambiguous_rules[row["rule"]] += n
     return stats
 
 

@@ -1,5 +1,5 @@
 -- One labelled row per turn: the rule that named it (quality/rules.sql, run by labels.py into
--- rules_at: `variant` 'policy' under the policy's thresholds, 'easier' and 'harder' with every
+-- rules_policy under the policy's thresholds, and into rules_easier / rules_harder with every
 -- threshold moved by the policy's margin), its category and loss weight, the feature values
 -- that rule read, and whether the turn is ambiguous: a margin's move gives it another category.
 -- The rule_features placeholder below is replaced by labels.py: one json_object per rule
@@ -10,21 +10,18 @@ WITH weights (category, weight) AS (
            ('unchanged', $unchanged_loss_weight), ('echo', $echo_loss_weight),
            ('boilerplate', $boilerplate_loss_weight), ('informative', $informative_loss_weight)
 ),
-variants AS (
-    SELECT file_row_number,
-           any_value(rule) FILTER (WHERE variant = 'policy') AS rule,
-           any_value(rule) FILTER (WHERE variant = 'easier') AS easier_rule,
-           any_value(rule) FILTER (WHERE variant = 'harder') AS harder_rule
-    FROM rules_at
-    GROUP BY file_row_number
-),
 judged AS (
     SELECT
-        v.*,
-        split_part(v.rule, '.', 1) AS category,
-        split_part(v.easier_rule, '.', 1) AS easier_category,
-        split_part(v.harder_rule, '.', 1) AS harder_category
-    FROM variants AS v
+        p.file_row_number,
+        p.rule,
+        e.rule AS easier_rule,
+        h.rule AS harder_rule,
+        split_part(p.rule, '.', 1) AS category,
+        split_part(e.rule, '.', 1) AS easier_category,
+        split_part(h.rule, '.', 1) AS harder_category
+    FROM rules_policy AS p
+    JOIN rules_easier AS e USING (file_row_number)
+    JOIN rules_harder AS h USING (file_row_number)
 ),
 weighed AS (
     SELECT
