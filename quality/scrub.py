@@ -26,7 +26,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from quality.secrets import find_sensitive, gated_kinds
+from quality.secrets import Finding, find_sensitive, gated_kinds
 from sources.storage import ParquetSink
 
 TRAJECTORY_TEXT_FIELDS = ("task", "system_prompt", "metadata")
@@ -97,7 +97,12 @@ def scrub_text(text: str | None, placeholders: Placeholders, kinds: Sequence[str
     `kinds`: the kinds whose gate the text passed (`gated_kinds`), when known."""
     if not text or kinds == ():
         return text, []
-    findings = find_sensitive(text, kinds)
+    return replace_findings(text, find_sensitive(text, kinds), placeholders)
+
+
+def replace_findings(text: str, findings: Sequence[Finding], placeholders: Placeholders
+                     ) -> tuple[str, list[Replacement]]:
+    """`text` with each of `findings` (from `find_sensitive`) replaced by its placeholder."""
     if not findings:
         return text, []
     pieces, replaced, position = [], [], 0

@@ -1,11 +1,13 @@
 """Where credentials and personal data sit in a text: typed spans, from detect-secrets plus regexes.
 
 detect-secrets (Yelp) keeps the regexes of the common credential formats (AWS, GitHub, Slack,
-OpenAI legacy keys, JWTs, private-key headers, passwords in URLs, `password = "..."`, public IPv4
-addresses, ...); we call its plugins' `analyze_string` line by line (no verification, so nothing
-reaches the network) and add what it lacks: Anthropic, current OpenAI and Hugging Face keys,
-Google API keys and OAuth tokens, fine-grained GitHub tokens, whole private-key blocks,
-`NAME_TOKEN=value` lines of environment dumps, e-mail addresses and phone numbers.
+OpenAI legacy keys, JWTs, private-key headers, `password = "..."`, public IPv4 addresses, ...);
+we call its plugins' `analyze_string` line by line (no verification, so nothing reaches the
+network) and add what it lacks: Anthropic, current OpenAI and Hugging Face keys, Google API keys
+and OAuth tokens, fine-grained GitHub tokens, whole private-key blocks, `NAME_TOKEN=value` lines
+of environment dumps, passwords in URLs (detect-secrets' rule misses any user or password with
+one of `!$&'()*+,;=` in it, and an empty user), `Authorization: Bearer ...` and API-key headers,
+e-mail addresses and phone numbers.
 
 Left out on purpose: detect-secrets' high-entropy string plugins, which flag every commit id,
 content hash and base64 blob of a trace (they make up most of a SWE trajectory's hex).
@@ -21,7 +23,6 @@ import numpy as np
 import polars as pl
 from detect_secrets.plugins.aws import AWSKeyDetector
 from detect_secrets.plugins.base import RegexBasedDetector
-from detect_secrets.plugins.basic_auth import BasicAuthDetector
 from detect_secrets.plugins.discord import DiscordBotTokenDetector
 from detect_secrets.plugins.github_token import GitHubTokenDetector
 from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
@@ -53,7 +54,6 @@ PLUGINS: dict[str, RegexBasedDetector] = {
     "slack_token": SlackDetector(),
     "openai_key": OpenAIDetector(),
     "jwt": JwtTokenDetector(),
-    "password_in_url": BasicAuthDetector(),
     "stripe_key": StripeDetector(),
     "sendgrid_key": SendGridDetector(),
     "twilio_key": TwilioKeyDetector(),
@@ -68,6 +68,9 @@ PLUGINS: dict[str, RegexBasedDetector] = {
 
 _ENV_NAME = (r"[A-Z][A-Z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|PASS|API_KEY|APIKEY|ACCESS_KEY"
              r"|PRIVATE_KEY|SECRET_KEY|AUTH|CREDENTIALS?)[A-Z0-9_]*")
+
+# An opaque token in a header: RFC 6750's token68 alphabet, 12 characters or more.
+_TOKEN_VALUE = r"[A-Za-z0-9._~+/-]{12,}=*"
 
 # Regexes for what detect-secrets lacks: kind -> patterns; the `secret` group (or the whole
 # match) is what gets replaced. No leading look-behinds: they stop Python's regex engine from
@@ -89,6 +92,18 @@ PATTERNS: dict[str, list[re.Pattern[str]]] = {
     # names only: lower-case `password = x` in code is mostly a variable, not a value).
     "env_secret": [re.compile(
         _ENV_NAME + r"""\s*[=:]\s*['"]?(?P<secret>[^\s'"\\<>,;]{4,})""")],
+    # scheme://user:password@host: RFC 3986 userinfo (sub-delimiters allowed, the user may be
+    # empty); the password runs to the last `@` before the host, as a URL parser reads it.
+    "password_in_url": [re.compile(
+        r"://[^\s:/?#\[\]@'\"`<>]*:(?P<secret>[^\s/?#\[\]'\"`<>\\]+)@(?=[A-Za-z0-9\[])")],
+    # `Authorization: Bearer <token>` (also Basic, Token), a bare `Bearer <token>`, and the
+    # API-key headers; `_is_real` wants a value that looks random (a digit or mixed case).
+    "auth_header": [
+        re.compile(r"(?i:authorization)['\"]?\s*[:=]\s*['\"]?(?i:(?:bearer|basic|token)\s+)?"
+                   r"(?P<secret>" + _TOKEN_VALUE + ")"),
+        re.compile(r"(?i:bearer)\s+(?P<secret>" + _TOKEN_VALUE + ")"),
+        re.compile(r"(?i:x-api-key|x-auth-token|x-access-token|api-key)['\"]?\s*:\s*['\"]?"
+                   r"(?P<secret>" + _TOKEN_VALUE + ")")],
     "email": [re.compile(
         r"[A-Za-z0-9][A-Za-z0-9._%+-]*@(?:[A-Za-z0-9-]+\.)+"
         r"(?!(?:png|jpe?g|gif|svg|webp|ico)\b)[A-Za-z]{2,24}(?![A-Za-z0-9-])")],
@@ -123,6 +138,8 @@ GATES: dict[str, str] = {
                              "glcbt-", "glimt-", "glptt-", "glagent-", "gloas-"),
     "slack_token": _literal("xox", "hooks.slack.com", any_case=True),
     "jwt": _literal("eyJ"), "password_in_url": _literal("://"),
+    "auth_header": _literal("bearer", "authorization", "api-key", "auth-token",
+                            "access-token", any_case=True),
     "stripe_key": _literal("k_live_"), "sendgrid_key": _literal("SG."),
     "mailchimp_key": _literal("-us"), "npm_token": _literal("_authToken"),
     "pypi_token": _literal("pypi-"),
@@ -154,7 +171,8 @@ CLASS_OF_KIND: dict[str, str] = {
 # Where spans overlap, the merged span takes the kind of lowest rank: a specific credential
 # (`OPENAI_API_KEY=sk-...` is an openai_key), then a generic one, then personal data
 # (`postgres://admin:pw@db.internal` is a password, not an e-mail address).
-_GENERIC_KINDS = frozenset({"keyword_secret", "env_secret", "password_in_url"})
+_GENERIC_KINDS = frozenset({"keyword_secret", "env_secret", "password_in_url",
+                            "auth_header"})
 
 # Addresses that belong to no person: git's SSH user, example domains.
 _SAFE_EMAIL = re.compile(r"^(?:git@|[^@]*@(?:[a-z0-9-]+\.)*(?:example\.(?:com|org|net)|"
@@ -164,8 +182,14 @@ _SAFE_EMAIL = re.compile(r"^(?:git@|[^@]*@(?:[a-z0-9-]+\.)*(?:example\.(?:com|or
 # "version": "1.0.0.0", version 2.3.4.5, v1.2.3.4: a dotted quad after these is a version.
 _VERSION_BEFORE = re.compile(r"(?:version|ver|release|linux)\W{0,4}$|\bv$", re.IGNORECASE)
 _VERSION_AFTER = re.compile(r"-[A-Za-z]")  # 5.15.167.4-microsoft-standard: a kernel release
-# `API_KEY=TO_BE_FILLED`, `TOKEN=$GITHUB_TOKEN`, `PASSWORD=****`: no value to hide.
-_UNSET_VALUE = re.compile(r"[A-Z_]+|\$\{?\w+\}?|\*+|x+|X+|(?i:changeme|none|null|true|false)")
+# `API_KEY=TO_BE_FILLED`, `TOKEN=$GITHUB_TOKEN`, `PASSWORD=****`, `user:{password}@`,
+# `user:%s@`, `Bearer YOUR_TOKEN`: no value to hide.
+_UNSET_VALUE = re.compile(r"[A-Z_]+|\$\{?\w+\}?|\{\w*\}|%s|%\(\w+\)s|\*+|x+|X+"
+                          r"|(?i:changeme|none|null|true|false)")
+_UNSET_KINDS = frozenset({"env_secret", "password_in_url", "auth_header"})
+# `://user:p!w@db.internal`: `w@db.internal` is the end of the URL's password and its host,
+# not an e-mail address.
+_USERINFO_BEFORE = re.compile(r"://[^\s/?#@]*:[^\s/?#@]*$")
 
 
 @dataclass(frozen=True, order=True)
@@ -234,16 +258,19 @@ def _is_real(text: str, finding: Finding) -> bool:
     if finding.kind in _TOKEN_START_KINDS and finding.start and \
             text[finding.start - 1] in _TOKEN_CHARS:
         return False
+    if finding.kind in _UNSET_KINDS and _UNSET_VALUE.fullmatch(value):
+        return False
     if finding.kind == "email":
-        return not _SAFE_EMAIL.match(value)
+        return not (_SAFE_EMAIL.match(value)
+                    or _USERINFO_BEFORE.search(text, max(0, finding.start - 200), finding.start))
+    if finding.kind == "auth_header":  # a random token has a digit or mixed case, a word not
+        return any(c.isdigit() for c in value) or (value.lower() != value != value.upper())
     if finding.kind == "phone":
         return sum(c.isdigit() for c in value) >= 10
     if finding.kind == "ip_address":
         return not (value.startswith("0.")  # 0.0.0.0: "every interface", nobody's address
                     or _VERSION_BEFORE.search(text[max(0, finding.start - 24):finding.start])
                     or _VERSION_AFTER.match(text, finding.end))
-    if finding.kind == "env_secret":
-        return not _UNSET_VALUE.fullmatch(value)
     return True
 
 
