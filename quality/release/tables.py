@@ -51,7 +51,8 @@ PUBLISHED: tuple[PublishedTable, ...] = (
                    "one row per trajectory: task, system prompt, outcome, source, metadata"),
     PublishedTable("turns", "scrubbed_turns",
                    "one row per turn: action, observation, their formats, and the turn's "
-                   "category, loss weight and main features",
+                   "category, loss weight, the rule that named it, whether it is ambiguous and "
+                   "its main features",
                    needs=("turn_labels", "turn_features")),
     PublishedTable("dedup", "trajectory_dedup",
                    "exact and near-duplicate clusters; `kept` marks the member that stays"),
