@@ -29,6 +29,7 @@ from bench.evaluate import (
     SCORE_SCHEMA,
     judge_outputs,
     predict,
+    sent_fields,
     summarize,
 )
 from bench.leaderboard import leaderboard_rows, to_markdown, write_leaderboard
@@ -174,8 +175,10 @@ def bench_predictions(context: dg.AssetExecutionContext, config: PredictorSettin
         started = time.perf_counter()
         outputs = predict(predictor, asked)
         seconds = time.perf_counter() - started
+        sent = sent_fields(predictor, asked, outputs)
         rows += [{"id": s.id, "domain": s.domain, "source": s.source, "predictor": predictor.name,
-                  "output": output} for s, output in zip(asked, outputs, strict=True)]
+                  "output": output, **fields}
+                 for s, output, fields in zip(asked, outputs, sent, strict=True)]
         speed.append({"predictor": predictor.name, "samples": len(asked),
                       "seconds": round(seconds, 2),
                       "samples_per_s": round(len(asked) / max(seconds, 1e-9), 1),
@@ -206,12 +209,13 @@ def bench_scores(context: dg.AssetExecutionContext, storage: WorldtraceStorage
     rows = []
     for name in sorted({p["predictor"] for p in predictions}):
         mine = [p for p in predictions if p["predictor"] == name]
-        rows += judge_outputs([samples[p["id"]] for p in mine], [p["output"] for p in mine], name)
+        rows += judge_outputs([samples[p["id"]] for p in mine], [p["output"] for p in mine], name,
+                              {p["id"]: p["failure_reason"] for p in mine})
     seconds = time.perf_counter() - started
     write_rows(rows, storage.data_path, SCORES, SCORE_SCHEMA)
     context.log.info(f"judged {len(rows)} predictions in {seconds:.1f}s")
     axes_rows = [{"predictor": s.predictor, "domain": domain,
-                  **{axis: round(value, 1) for axis, value in axes.items()}}
+                  **{axis: round(axes[axis], 1) if axis in axes else None for axis in AXES}}
                  for s in summarize(rows) for domain, axes in s.axes.items()]
     return dg.MaterializeResult(metadata={
         **domain_tables_metadata(storage.data_path, SCORES, SCORE_COLUMN_DOCS,
@@ -226,8 +230,10 @@ def bench_scores(context: dg.AssetExecutionContext, storage: WorldtraceStorage
 def leaderboard(context: dg.AssetExecutionContext, storage: WorldtraceStorage
                 ) -> dg.MaterializeResult:
     """Our predictor runs with the published table's columns (MCP, Search, Terminal, SWE,
-    Android, Web, OS, Overall = macro mean), plus micro mean, malformed and echo rates, beside
-    the published rows (marked published): CSV, Markdown and a PNG chart in {data}/leaderboard."""
+    Android, Web, OS), overall_macro (the published Overall's rule) and overall_pooled (what
+    the released eval.py prints), failed samples per domain, malformed and echo rates, beside
+    the published rows (marked published, drawn in their own panel): CSV, Markdown and a PNG
+    chart in {data}/leaderboard."""
     scores = read_rows(storage.data_path, SCORES)
     summaries = summarize(scores)
     rows = leaderboard_rows(summaries, RUBRIC_JUDGE)
@@ -235,14 +241,17 @@ def leaderboard(context: dg.AssetExecutionContext, storage: WorldtraceStorage
     comparison = models_comparison(scores, storage.data_path / "leaderboard")
     chart = base64.b64encode(paths["png"].read_bytes()).decode()
     for summary in summaries:
-        context.log.info(f"{summary.predictor}: overall {summary.overall.macro:.2f}")
+        context.log.info(f"{summary.predictor}: overall_macro {summary.overall.macro}, "
+                         f"overall_pooled {summary.overall.pooled}, "
+                         f"failed {sum(summary.overall.failed.values())}")
     return dg.MaterializeResult(metadata={
         "dagster/row_count": len(rows),
         "leaderboard": dg.MetadataValue.md(to_markdown(rows)),
         "chart": dg.MetadataValue.md(f"![leaderboard](data:image/png;base64,{chart})"),
         "csv": dg.MetadataValue.path(str(paths["csv"])),
         "png": dg.MetadataValue.path(str(paths["png"])),
-        **{f"overall_{s.predictor}": round(s.overall.macro, 2) for s in summaries},
+        **{f"overall_{s.predictor}": round(s.overall.macro, 2) for s in summaries
+           if s.overall.macro is not None},
         **comparison,
     })
 
@@ -260,6 +269,8 @@ def models_comparison(scores: list[dict], out_dir: Path) -> dict:
         return {}
     compared = [*trained, UNTRAINED, *(b for b in BASELINES if b in present)]
     table = head_to_head(scores, compared)
+    if not table:  # every sample failed for one of them: nothing shared to compare on
+        return {"models_vs_baselines": "no sample was scored for every compared predictor"}
     rounded = [{k: round(v, 2) if isinstance(v, float) else v for k, v in row.items()}
                for row in table]
     score_columns = ["domain", "samples", *map(short_name, compared)]

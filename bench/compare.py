@@ -3,9 +3,9 @@
 Model predictors may run on a per-domain subset of the bench (generation is slow on a CPU)
 while the baselines run on all of it, so the leaderboard's rows are over different samples.
 This compares like with like: per domain, only the samples every compared predictor was scored
-on, each predictor's mean official score (0..100) and mean format axis (0..100, the axis
-"trained above untrained at least on format" is read on). The judge is the bench's own; nothing
-here is tuned to any model.
+on (a failed sample has no score), each predictor's mean official score (0..100) and mean
+format axis (0..100, the axis "trained above untrained at least on format" is read on). The
+judge is the bench's own; nothing here is tuned to any model.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def head_to_head(rows: Sequence[dict[str, Any]], predictors: Sequence[str]
                  ) -> list[dict[str, Any]]:
     """One row per domain (then "Overall", the macro mean of those domains): how many samples
     all `predictors` share there, and each one's mean score and mean format axis on them."""
-    by_key = {(row["predictor"], row["id"]): row for row in rows}
+    by_key = {(row["predictor"], row["id"]): row for row in rows if not row["failed"]}
     ids: dict[str, list[str]] = {}
     for row in rows:
         if row["predictor"] == predictors[0] and all((p, row["id"]) in by_key

@@ -2,7 +2,8 @@
 judge (with its agreement with the rubric) and free-running decay.
 
 - `llm_judge_rows`: the LLM judge's score rows (SCORE_SCHEMA, judge = "llm_judge:<model>");
-  a sample the judge could not grade is listed as unjudged with the reason, not scored.
+  a sample the judge could not grade is a failed row (no score, out of every average) and is
+  listed as unjudged with the reason.
 - `agreement_rows`: Spearman per domain between the rubric's and the LLM judge's sample scores
   of the same predictor and sample (bench.judges.agreement).
 - `rollout_steps`: `--rollout K` for one predictor (bench.rollout), judged by the rubric.
@@ -18,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.evaluate import SCORE_SCHEMA
+from bench.evaluate import SCORE_SCHEMA, failed_row, failure_reason
 from bench.judges.agreement import judge_agreement
 from bench.judges.llm_judge import JudgeFailure, LLMJudge
 from bench.judges.rubric import copies_history, judge
@@ -37,25 +38,39 @@ from bench.sample import BenchSample
 from sources.storage import atomic_path, partition_path
 
 UNJUDGED_COLUMNS = ("predictor", "id", "domain", "judge", "reason")
+JUDGE_FAILED = "Judge scoring failed"  # the released evaluation's reason
 
 
 def llm_judge_rows(llm_judge: LLMJudge, samples: Sequence[BenchSample], outputs: Sequence[str],
-                   predictor: str) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
-    """(score rows, one UNJUDGED_COLUMNS row per sample the judge could not grade)."""
+                   predictor: str, failures: dict[str, str] | None = None
+                   ) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
+    """(score rows, one UNJUDGED_COLUMNS row per sample the judge could not grade). As in the
+    released evaluation, an empty generation is a failed row the judge is never asked about,
+    and a sample the judge never answered readably is a failed row too."""
+    reasons = [failure_reason(output, (failures or {}).get(s.id, ""))
+               for s, output in zip(samples, outputs, strict=True)]
+    asked = [i for i, reason in enumerate(reasons) if not reason]
+    results = dict(zip(asked, llm_judge.judge_all([samples[i] for i in asked],
+                                                  [outputs[i] for i in asked]), strict=True))
     rows, unjudged = [], []
-    for sample, output, result in zip(samples, outputs, llm_judge.judge_all(samples, outputs),
-                                      strict=True):
-        if isinstance(result, JudgeFailure):
-            unjudged.append({"predictor": predictor, "id": sample.id, "domain": sample.domain,
-                             "judge": llm_judge.name, "reason": str(result)})
-            continue
+    for i, (sample, output) in enumerate(zip(samples, outputs, strict=True)):
         parsed = parse_prediction(output)
+        echo = copies_history(parsed.judged_text, sample)
+        result = results.get(i)
+        if result is None or isinstance(result, JudgeFailure):
+            reason = reasons[i] or f"{JUDGE_FAILED}: {result}"
+            rows.append(failed_row(sample, predictor, llm_judge.name, reason, parsed.malformed,
+                                   echo))
+            if result is not None:
+                unjudged.append({"predictor": predictor, "id": sample.id,
+                                 "domain": sample.domain, "judge": llm_judge.name,
+                                 "reason": str(result)})
+            continue
         rows.append({
             "id": sample.id, "domain": sample.domain, "source": sample.source,
             "category": sample.category, "predictor": predictor, "judge": llm_judge.name,
-            **result.as_dict(), "score": result.score, "rule_score": None,
-            "malformed": parsed.malformed,
-            "copies_history": copies_history(parsed.judged_text, sample),
+            **result.as_dict(), "score": result.score, "failed": False, "failure_reason": "",
+            "rule_score": None, "malformed": parsed.malformed, "copies_history": echo,
             "evidence": json.dumps(result.evidence, sort_keys=True)})
     return rows, unjudged
 
@@ -63,12 +78,12 @@ def llm_judge_rows(llm_judge: LLMJudge, samples: Sequence[BenchSample], outputs:
 def agreement_rows(rubric_rows: Sequence[dict[str, Any]], llm_rows: Sequence[dict[str, Any]]
                    ) -> list[dict[str, Any]]:
     """Per predictor, the rubric-vs-LLM Spearman per domain (and over all its samples)."""
-    rubric = {(row["predictor"], row["id"]): row for row in rubric_rows}
+    rubric = {(row["predictor"], row["id"]): row for row in rubric_rows if not row["failed"]}
     out = []
     for predictor in sorted({row["predictor"] for row in llm_rows}):
         pairs = [(row["domain"], rubric[(predictor, row["id"])]["score"], row["score"])
-                 for row in llm_rows
-                 if row["predictor"] == predictor and (predictor, row["id"]) in rubric]
+                 for row in llm_rows if row["predictor"] == predictor and not row["failed"]
+                 and (predictor, row["id"]) in rubric]
         out += [{"predictor": predictor, **a.row()} for a in judge_agreement(pairs)]
     return out
 

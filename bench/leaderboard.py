@@ -1,11 +1,14 @@
 """The leaderboard: our predictor runs beside the published rows, as CSV, Markdown and PNG.
 
-Columns are the published table's (MCP, Search, Terminal, SWE, Android, Web, OS, Overall =
-the macro mean), then ours: Micro (sample-weighted), domains scored (an Overall over fewer than
-seven is not comparable with the published one), samples, malformed and echo rates, the judge,
-and `kind` ("ours" or "published"). A published row's numbers are on the official
-benchmark with an LLM judge; ours are on our bench with the named judge: side by side for
-scale, not as one ranking.
+Columns: the published table's domains (MCP ... OS), then both overalls, labelled:
+`overall_macro` (the plain mean of the seven domains: the published table's "Overall") and
+`overall_pooled` (the mean over every valid sample: what the released `eval.py` prints); then
+ours: domains scored (an overall over fewer than seven compares with nothing published),
+samples, failed samples (in all and per domain: they leave every average), the strict
+diagnostics (malformed and echo rates, never part of the score), the judge, the scoring mode
+and `kind` ("ours" or "published"). A published row is the official benchmark judged by an LLM;
+ours are the bench given, judged as the `judge` column says: the chart draws them in separate
+panels so that no one reads them as one scale.
 """
 
 from __future__ import annotations
@@ -19,19 +22,24 @@ from bench.evaluate import Summary
 from bench.scoring import DOMAIN_COLUMNS, PUBLISHED
 from sources.storage import atomic_path
 
-COLUMNS = ["kind", "predictor", "judge", *DOMAIN_COLUMNS.values(), "Overall", "Micro",
-           "domains", "samples", "malformed_rate", "echo_rate"]
+OVERALLS = ("overall_macro", "overall_pooled")
+COLUMNS = ["kind", "predictor", "judge", "scoring", *DOMAIN_COLUMNS.values(), *OVERALLS,
+           "domains", "samples", "failed", "failed_by_domain", "malformed_rate", "echo_rate"]
+PUBLISHED_JUDGE = "LLM judge (official prompts, official data)"
 
 
-def leaderboard_rows(summaries: Sequence[Summary], judge: str) -> list[dict[str, Any]]:
-    """Ours (best Overall first), then the published rows."""
-    ours = [{"kind": "ours", "judge": judge, "domains": len(s.overall.domains), **s.row()}
-            for s in summaries]
-    ours.sort(key=lambda row: (-row["Overall"], row["predictor"]))
-    published = [{"kind": "published", "predictor": name, "judge": "LLM (official)",
-                  **dict(zip([*DOMAIN_COLUMNS.values(), "Overall"], values, strict=True)),
-                  "Micro": None, "domains": len(DOMAIN_COLUMNS), "samples": None,
-                  "malformed_rate": None, "echo_rate": None}
+def leaderboard_rows(summaries: Sequence[Summary], judge: str, scoring: str = "official"
+                     ) -> list[dict[str, Any]]:
+    """Ours (best overall_macro first; none last), then the published rows (their Overall is
+    the macro; the pooled figure was not published)."""
+    ours = [{"kind": "ours", "judge": judge, "scoring": scoring,
+             "domains": len(s.overall.domains), **s.row()} for s in summaries]
+    ours.sort(key=lambda row: (row["overall_macro"] is None, -(row["overall_macro"] or 0.0),
+                               row["predictor"]))
+    published = [{"kind": "published", "predictor": name, "judge": PUBLISHED_JUDGE,
+                  "scoring": "official",
+                  **dict(zip([*DOMAIN_COLUMNS.values(), "overall_macro"], values, strict=True)),
+                  "domains": len(DOMAIN_COLUMNS)}
                  for name, values in PUBLISHED.items()]
     return [{column: row.get(column) for column in COLUMNS} for row in ours + published]
 
@@ -57,22 +65,29 @@ def write_csv(rows: Sequence[dict[str, Any]], path: Path) -> None:
 
 
 def write_chart(rows: Sequence[dict[str, Any]], path: Path) -> None:
-    """Grouped bars per domain and overall, one colour per row; published rows hatched."""
+    """Two panels of grouped bars per domain and overall_macro: our runs (the judge named in
+    the title) and the published rows (LLM judge, official data): two scales, never one."""
     from quality.plots import plt, write_png  # matplotlib only when a chart is drawn
 
-    groups = [*DOMAIN_COLUMNS.values(), "Overall"]
-    width = 0.8 / max(len(rows), 1)
-    figure, axes = plt.subplots(figsize=(12, 4.5), dpi=100)
-    for k, row in enumerate(rows):
-        values = [row[g] if row[g] is not None else 0.0 for g in groups]
-        positions = [g + (k - (len(rows) - 1) / 2) * width for g in range(len(groups))]
-        axes.bar(positions, values, width, label=f"{row['predictor']} ({row['kind']})",
-                 hatch="//" if row["kind"] == "published" else None, alpha=0.9)
-    axes.set_xticks(range(len(groups)), groups)
-    axes.set_ylim(0, 100)
-    axes.set_ylabel("score (0-100)")
-    axes.set_title("AgentWorldBench-style scores: our runs and the published rows")
-    axes.legend(fontsize=7, ncols=2, loc="upper left")
+    groups = [*DOMAIN_COLUMNS.values(), "overall_macro"]
+    panels = [("ours", "Our runs (judge: " + ", ".join(sorted({str(r["judge"]) for r in rows
+                                                               if r["kind"] == "ours"}))
+               + ")"), ("published", f"Published rows ({PUBLISHED_JUDGE})")]
+    figure, axes_pair = plt.subplots(2, 1, figsize=(12, 8), dpi=100)
+    for axes, (kind, title) in zip(axes_pair, panels, strict=True):
+        mine = [row for row in rows if row["kind"] == kind]
+        width = 0.8 / max(len(mine), 1)
+        for k, row in enumerate(mine):
+            values = [row[g] if row[g] is not None else 0.0 for g in groups]
+            positions = [g + (k - (len(mine) - 1) / 2) * width for g in range(len(groups))]
+            axes.bar(positions, values, width, label=row["predictor"], alpha=0.9)
+        axes.set_xticks(range(len(groups)), groups)
+        axes.set_ylim(0, 100)
+        axes.set_ylabel("score (0-100)")
+        axes.set_title(title, fontsize=10)
+        if mine:
+            axes.legend(fontsize=6, ncols=4, loc="upper left")
+    figure.suptitle("AgentWorldBench-style scores: not one scale across the two panels")
     figure.tight_layout()
     write_png(figure, path)
 

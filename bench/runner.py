@@ -3,7 +3,8 @@
 `run_predictors` builds each predictor from its spec, asks it for every sample and judges the
 outputs with the offline rubric (timings recorded as it goes). `write_run` writes a run folder:
 predictions.jsonl (the official records plus `gen`, the raw output, and `predictor`: the same
-file the official eval.py `infer` step writes, so `score_predictions` also scores theirs),
+file the official eval.py `infer` step writes, so `score_predictions` also scores theirs; and
+per sample the hash of the messages sent, `extracted_observation`, `failed` and why),
 scores.csv (one judged row per sample) and the leaderboard files.
 """
 
@@ -17,7 +18,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.evaluate import RUBRIC_JUDGE, SCORE_SCHEMA, judge_outputs, predict, summarize
+from bench.evaluate import (
+    RUBRIC_JUDGE,
+    SCORE_SCHEMA,
+    judge_outputs,
+    predict,
+    sent_fields,
+    summarize,
+)
 from bench.leaderboard import leaderboard_rows, write_leaderboard
 from bench.official import ImportProblem, RecordError, from_record, to_record
 from bench.predictors.base import PredictorContext, build_predictor
@@ -33,6 +41,12 @@ class PredictorRun:
     outputs: list[str]
     rows: list[dict[str, Any]]
     timings: dict[str, float] = field(default_factory=dict)
+    sent: list[dict[str, Any]] = field(default_factory=list)  # prediction_fields per sample
+
+    @property
+    def failures(self) -> dict[str, str]:
+        """sample id -> why it failed, for the failed samples."""
+        return {f["id"]: f["failure_reason"] for f in self.sent if f["failed"]}
 
 
 def run_predictors(samples: Sequence[BenchSample], specs: Sequence[str],
@@ -52,7 +66,11 @@ def run_predictors(samples: Sequence[BenchSample], specs: Sequence[str],
         clock = time.perf_counter()
         outputs = predict(predictor, samples, on_batch=progress)
         predicted = time.perf_counter()
-        rows = judge_outputs(samples, outputs, predictor.name)
+        sent = [{"id": s.id, **fields}
+                for s, fields in zip(samples, sent_fields(predictor, samples, outputs),
+                                     strict=True)]
+        rows = judge_outputs(samples, outputs, predictor.name,
+                             {f["id"]: f["failure_reason"] for f in sent})
         judged = time.perf_counter()
         n = max(len(samples), 1)
         timings = {"predict_samples_per_s": n / max(predicted - clock, 1e-9),
@@ -60,7 +78,7 @@ def run_predictors(samples: Sequence[BenchSample], specs: Sequence[str],
         log(f"{predictor.name}: judged {len(rows)} samples "
             f"({timings['predict_samples_per_s']:.0f} predicted/s, "
             f"{timings['judge_samples_per_s']:.0f} judged/s)")
-        runs.append(PredictorRun(predictor.name, outputs, rows, timings))
+        runs.append(PredictorRun(predictor.name, outputs, rows, timings, sent))
     return runs
 
 
@@ -71,8 +89,9 @@ def write_run(samples: Sequence[BenchSample], runs: Sequence[PredictorRun], out_
     predictions = out_dir / "predictions.jsonl"
     with atomic_path(predictions) as tmp, tmp.open("w", encoding="utf-8") as handle:
         for run in runs:
-            for sample, output in zip(samples, run.outputs, strict=True):
-                record = {**to_record(sample), "gen": output, "predictor": run.name}
+            for sample, output, fields in zip(samples, run.outputs, run.sent, strict=True):
+                record = {**to_record(sample), "gen": output, "predictor": run.name,
+                          **{k: v for k, v in fields.items() if k != "id"}}
                 handle.write(json.dumps(record, ensure_ascii=False) + "\n")
     scores = out_dir / "scores.csv"
     columns = SCORE_SCHEMA.names
@@ -101,5 +120,6 @@ def score_predictions(path: Path) -> tuple[list[dict[str, Any]], list[ImportProb
             except (ValueError, RecordError) as error:
                 problems.append(ImportProblem(str(path), line_no, str(error)))
                 continue
-            rows += judge_outputs([sample], [output], str(record.get("predictor") or "model"))
+            rows += judge_outputs([sample], [output], str(record.get("predictor") or "model"),
+                                  {sample.id: str(record.get("failure_reason") or "")})
     return rows, problems

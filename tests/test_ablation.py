@@ -43,7 +43,7 @@ def test_ablation_table_scores_variants_and_baseline(tmp_path: Path) -> None:
     rows = run_ablation(tmp_path, bench_samples_fixture(), config)
     assert [row["variant"] for row in rows] == ["untrained", "cpt", "sft_all_turns", "copy_last"]
     for row in rows:
-        assert row["samples"] == 4 and 0 <= row["overall"] <= 100
+        assert row["samples"] == 4 and 0 <= row["overall_macro"] <= 100
         assert row["terminal"] is not None and row["search"] is not None and row["web"] is None
         assert 0 <= row["echo_rate"] <= 1 and 0 <= row["malformed_rate"] <= 1
     assert rows[-1]["malformed_rate"] == 0  # copy-last always answers in the format

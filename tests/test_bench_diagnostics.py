@@ -103,7 +103,13 @@ def test_a_served_model_that_judges_nothing_leaves_the_run_whole(tmp_path, tiny_
         ("copy_last", "llm_judge:tiny_lm")}
     assert all("no valid evaluation in 2 attempts (last: no <final_evaluation>" in row["reason"]
                for row in unjudged)
-    assert not (out / "llm_scores.csv").exists() and not (out / "agreement.csv").exists()
+    # As in the released evaluation, a judge that never answers readably fails the sample: it
+    # is listed, counted and out of every average.
+    llm = read(out / "llm_scores.csv")
+    assert [row["failed"] for row in llm] == ["True"] * 3 and {row["score"] for row in llm} == {""}
+    assert all(row["failure_reason"].startswith("Judge scoring failed") for row in llm)
+    assert not (out / "agreement.csv").exists()
     printed = capsys.readouterr()
-    assert "llm_judge:tiny_lm graded 0 of 3 predictions (6 unreadable answers)" in printed.err
+    assert ("llm_judge:tiny_lm graded 0 of 3 predictions (3 never answered readably, 6 "
+            "unreadable answers)") in printed.err
     assert "copy_last" in printed.out  # the rubric leaderboard still printed

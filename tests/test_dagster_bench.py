@@ -33,7 +33,8 @@ def test_bench_assets_build_predict_score_and_rank(bench_corpus: Path, tmp_path:
         run_config={"ops": {"agentworldbench": {"config": {"per_domain": 5,
                                                             "counts": {"os": 3}}},
                             "bench_predictions": {"config": {"model_samples_per_domain": 2,
-                                                             "max_new_tokens": 8}}}},
+                                                             "max_new_tokens": 8,
+                                                             "model_max_prompt_tokens": 0}}}},
     )
     assert result.success
     failed = [c.check_name for c in result.get_asset_check_evaluations() if not c.passed]
@@ -48,7 +49,7 @@ def test_bench_assets_build_predict_score_and_rank(bench_corpus: Path, tmp_path:
     scores = pq.read_table(partition_path(data, "bench_scores", samples[0].domain)).to_pylist()
     models = {"hf_local:sft_model", "hf_local:untrained_model"}
     assert {row["predictor"] for row in scores} == {"copy_last", "empty", "retrieval", *models}
-    assert all(0.0 <= row["score"] <= 100.0 for row in scores)
+    assert all(row["failed"] or 0.0 <= row["score"] <= 100.0 for row in scores)
     assert sum(row["predictor"] == "hf_local:sft_model" for row in scores) == 2  # the subset
 
     with (data / "leaderboard" / "leaderboard.csv").open(encoding="utf-8") as handle:
@@ -57,7 +58,7 @@ def test_bench_assets_build_predict_score_and_rank(bench_corpus: Path, tmp_path:
     assert int(rows["hf_local:untrained_model"]["samples"]) == 2 * len(
         {s.domain for s in samples})
     assert rows["Qwen-AgentWorld-35B-A3B"]["kind"] == "published"
-    assert float(rows["empty"]["Overall"]) < float(rows["copy_last"]["Overall"])
+    assert float(rows["empty"]["overall_macro"]) < float(rows["copy_last"]["overall_macro"])
     assert (data / "leaderboard" / "leaderboard.png").stat().st_size > 1000
     events = {e.asset_key.to_user_string(): e for e in result.get_asset_materialization_events()}
     metadata = events["leaderboard"].materialization.metadata

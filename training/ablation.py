@@ -134,7 +134,8 @@ def table_row(variant: str, summary: Any) -> dict[str, Any]:
     domains = summary.overall.domains
     return {"variant": variant,
             **{domain: _round(domains.get(domain)) for domain in DOMAINS},
-            "overall": _round(summary.overall.macro), "micro": _round(summary.overall.micro),
+            "overall_macro": _round(summary.overall.macro),
+            "overall_pooled": _round(summary.overall.pooled),
             "echo_rate": round(summary.echo_rate, 3),
             "malformed_rate": round(summary.malformed_rate, 3), "samples": summary.samples}
 

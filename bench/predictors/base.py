@@ -39,6 +39,12 @@ def predictor_failures(predictor: Predictor) -> dict[str, str]:
     return dict(getattr(predictor, "failures", {}) or {})
 
 
+def predictor_fitted(predictor: Predictor) -> dict[str, str]:
+    """sample id -> sha256 of the messages sent, for the samples whose prompt the predictor
+    fitted to a token budget (hf_local with max_prompt_tokens); {} when it sends them whole."""
+    return dict(getattr(predictor, "fitted", {}) or {})
+
+
 @dataclass(frozen=True)
 class PredictorContext:
     """What a predictor may need beyond its own argument.

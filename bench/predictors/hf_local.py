@@ -34,6 +34,7 @@ from bench.predictors.messages import (
     fit_messages,
     history_pairs,
 )
+from bench.result_cache import content_hash
 from bench.sample import BenchSample
 
 
@@ -85,6 +86,7 @@ class HfLocalPredictor:
 
     def __post_init__(self) -> None:
         self.failures: dict[str, str] = {}
+        self.fitted: dict[str, str] = {}  # sample id -> hash of the messages sent, when fitted
         if self.model is None:
             self.model = LocalChatModel.load(self.config.model_dir, self.config.dtype,
                                              self.config.device)
@@ -108,10 +110,13 @@ class HfLocalPredictor:
         start = time.perf_counter()
         conversations = []
         for sample in samples:
-            fitted, reason = self._fit(chat_messages(sample))
+            messages = chat_messages(sample)
+            fitted, reason = self._fit(messages)
             conversations.append(fitted)
             if reason:
                 self.failures[sample.id] = reason
+            elif fitted != messages:
+                self.fitted[sample.id] = content_hash(fitted)
         lengths = [self.model.prompt_tokens(c) if c is not None else 0 for c in conversations]
         order = sorted((i for i, c in enumerate(conversations) if c is not None),
                        key=lambda i: (lengths[i], i))

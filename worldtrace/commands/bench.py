@@ -116,14 +116,16 @@ def _diagnostics(args: argparse.Namespace, samples: list, runs: list, context) -
             max_tokens=args.judge_max_tokens, max_attempts=args.judge_attempts,
             cache_dir=Path(args.out) / "cache"))
         for run in runs:
-            rows, failed = llm_judge_rows(llm, samples, run.outputs, run.name)
+            rows, failed = llm_judge_rows(llm, samples, run.outputs, run.name, run.failures)
             llm_rows += rows
             unjudged += failed
             for row in failed:
                 print(f"llm judge could not grade {row['predictor']} {row['id']}: "
                       f"{row['reason']}", file=sys.stderr)
-        print(f"{llm.name} graded {len(llm_rows)} of {len(llm_rows) + len(unjudged)} "
-              f"predictions ({llm.unparseable_answers} unreadable answers)", file=sys.stderr)
+        graded = sum(not row["failed"] for row in llm_rows)
+        print(f"{llm.name} graded {graded} of {len(llm_rows)} predictions "
+              f"({len(unjudged)} never answered readably, {llm.unparseable_answers} unreadable "
+              "answers)", file=sys.stderr)
         agreement = agreement_rows([row for run in runs for row in run.rows], llm_rows)
         if llm_rows:
             _print_table(leaderboard_rows(summarize(llm_rows), llm.name))
