@@ -2,8 +2,9 @@
 
 Per domain partition: turn features, then labels; the partitions are independent, so they can
 run in `workers` processes, as Dagster's multiprocess executor runs the partitions of the
-`turn_features` and `turn_labels` assets. Then dedup across all partitions (cross-shard, like the
-`trajectory_dedup` asset). Output layout mirrors the assets:
+`turn_features` and `turn_labels` assets. Dedup across all partitions (cross-shard, like the
+`trajectory_dedup` asset) and scrubbing read only the raw tables, so they run meanwhile, as the
+executor would run those assets. Output layout mirrors the assets:
 
     {out}/turn_features/domain=<d>/part-0.parquet
     {out}/turn_labels/domain=<d>/part-0.parquet
@@ -67,40 +68,64 @@ def dedup_across_partitions(data_dir: Path, out_dir: Path, domains: Sequence[str
         out_dir, config or DedupConfig())
 
 
+def _scrub(data_dir: Path, out_dir: Path, domain: str) -> float:
+    """Scrub one partition; returns its seconds."""
+    clock = time.perf_counter()
+    scrub_partition(*(partition_path(data_dir, table, domain)
+                      for table in ("raw_trajectories", "raw_turns")),
+                    *(partition_path(out_dir, table, domain) for table in SCRUB_TABLES))
+    return time.perf_counter() - clock
+
+
 def run_quality_stage(data_dir: Path, out_dir: Path, domains: Sequence[str], workers: int = 1,
                       features: FeatureConfig | None = None, dedup: DedupConfig | None = None,
                       policy_path: Path | None = None, scrub: bool = True) -> StageReport:
-    """Features and labels per domain (in `workers` processes), then dedup across domains,
-    then (unless `scrub` is off) the scrubbed copies of the raw tables."""
+    """Features and labels per domain, then dedup across domains, then (unless `scrub` is off)
+    the scrubbed copies of the raw tables.
+
+    With `workers` > 1 the steps overlap as Dagster's multiprocess executor overlaps the
+    assets (dedup and scrub read only the raw tables, not the features): the per-domain
+    features + labels and scrub jobs run in `workers` processes while this process runs the
+    dedup. The outputs are the same either way.
+    """
     features = features or FeatureConfig()
     dedup = dedup or DedupConfig()
     report = StageReport()
     present = [d for d in domains if partition_path(data_dir, "raw_turns", d).exists()]
-    clock = time.perf_counter()
     jobs = [(data_dir, out_dir, d, features, policy_path) for d in present]
+    scrubs = [(data_dir, out_dir, d) for d in present] if scrub else []
+    began = time.perf_counter()
     if workers > 1 and len(present) > 1:
         context = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            results = list(pool.map(_features_and_labels, *zip(*jobs, strict=True)))
+            feature_jobs = [pool.submit(_features_and_labels, *job) for job in jobs]
+            scrub_jobs = [pool.submit(_scrub, *job) for job in scrubs]
+            report.dedup = _timed_dedup(data_dir, out_dir, present, dedup, report)
+            results = [job.result() for job in feature_jobs]
+            report.wall_seconds["features + labels"] = time.perf_counter() - began
+            scrub_seconds = [job.result() for job in scrub_jobs]
     else:
         results = [_features_and_labels(*job) for job in jobs]
+        report.wall_seconds["features + labels"] = time.perf_counter() - began
+        report.dedup = _timed_dedup(data_dir, out_dir, present, dedup, report)
+        scrub_seconds = [_scrub(*job) for job in scrubs]
     label_seconds = 0.0
     for domain, f_stats, l_stats, seconds in results:
         report.features[domain] = f_stats
         report.labels[domain] = l_stats
         label_seconds += seconds
-    report.wall_seconds["features + labels"] = time.perf_counter() - clock
     report.wall_seconds["labels (sum over partitions)"] = label_seconds
-    clock = time.perf_counter()
-    report.dedup = dedup_across_partitions(data_dir, out_dir / "trajectory_dedup", present, dedup)
-    report.wall_seconds["dedup"] = time.perf_counter() - clock
     if scrub:
-        clock = time.perf_counter()
-        for domain in present:
-            scrub_partition(*(partition_path(data_dir, table, domain)
-                              for table in ("raw_trajectories", "raw_turns")),
-                            *(partition_path(out_dir, table, domain) for table in SCRUB_TABLES))
-        report.wall_seconds["scrub"] = time.perf_counter() - clock
+        report.wall_seconds["scrub (sum over partitions)"] = sum(scrub_seconds)
+    report.wall_seconds["whole stage"] = time.perf_counter() - began
     report.peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     report.worker_peak_rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     return report
+
+
+def _timed_dedup(data_dir: Path, out_dir: Path, present: list[str], config: DedupConfig,
+                 report: StageReport) -> DedupStats:
+    clock = time.perf_counter()
+    stats = dedup_across_partitions(data_dir, out_dir / "trajectory_dedup", present, config)
+    report.wall_seconds["dedup"] = time.perf_counter() - clock
+    return stats

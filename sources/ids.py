@@ -7,6 +7,8 @@ import json
 
 from sources.schema import Trajectory
 
+# json.dumps(value, ensure_ascii=False), with the encoder built once, not per call
+_ENCODER = json.JSONEncoder(ensure_ascii=False)
 ID_HEX_CHARS = 16  # 64 bits: collision odds stay negligible well past 10^8 trajectories
 
 
@@ -23,7 +25,7 @@ def stable_hash(*parts: str) -> str:
 def trajectory_content_hash(trajectory: Trajectory) -> str:
     """Hash of what the trajectory says (task and turns), not of where it was found."""
     turn_parts = [
-        json.dumps([t.action, t.observation, t.action_kind, t.tool_name], ensure_ascii=False)
+        _ENCODER.encode([t.action, t.observation, t.action_kind, t.tool_name])
         for t in trajectory.turns
     ]
     return stable_hash(trajectory.task, *turn_parts)

@@ -29,6 +29,7 @@ import pyarrow as pa
 
 from sources.catalog import GLOB_CHARACTERS, SourceSpec
 from sources.ids import trajectory_content_hash, trajectory_id
+from sources.ingest_pool import InputPool, PoolConfig
 from sources.readers import UnknownFormat, detect, directory_reader, get_reader
 from sources.readers.base import FormatError, InputError, Reader
 from sources.readers.mapped import MappedReader
@@ -226,47 +227,65 @@ def read_input(path: Path, reader: Reader) -> Iterator[Trajectory | Quarantine]:
 
 
 def ingest_source(
-    spec: SourceSpec, stats: IngestStats
+    spec: SourceSpec, stats: IngestStats, pool: InputPool | None = None
 ) -> Iterator[IngestedTrajectory | QuarantinedRecord]:
-    """Canonical rows for every trajectory of one source, quarantine rows for what fails.
+    """Canonical rows for every trajectory of one source, quarantine rows for what fails, in
+    input order (with a `pool`, inputs are read in its worker processes, the order kept).
 
     The domain is the catalog's when set, else the record's own (AgentWorldBench, chat JSONL),
     else the reader's default.
     """
     counts = stats.counts(spec.name)
     if not spec.path.exists() and not any(c in str(spec.path) for c in GLOB_CHARACTERS):
-        counts.quarantined += 1
         missing = Quarantine(str(spec.path), "path", "source path does not exist")
-        yield _quarantine_row(missing, spec, spec.domain or "unknown", "none")
+        records: Iterable[IngestedTrajectory | QuarantinedRecord] = [
+            _quarantine_row(missing, spec, spec.domain or "unknown", "none")]
+    elif pool is None:
+        records = (record for entry in iter_inputs(spec, stats)
+                   for record in input_records(spec, entry, counts))
+    else:
+        records = pool.records(spec, iter_inputs(spec, stats), counts)
+    for record in records:
+        count_record(record, counts)
+        yield record
+
+
+def count_record(record: IngestedTrajectory | QuarantinedRecord, counts: SourceCounts) -> None:
+    """Count a record as it is handed on (so progress callbacks see exact totals)."""
+    if isinstance(record, IngestedTrajectory):
+        counts.trajectories += 1
+        counts.turns += record.trajectory["n_turns"]
+    else:
+        counts.quarantined += 1
+
+
+def input_records(
+    spec: SourceSpec, entry: Input, counts: SourceCounts
+) -> Iterator[IngestedTrajectory | QuarantinedRecord]:
+    """The records of one input (counted into `counts` as an input of its format; the records
+    themselves are counted by `count_record`)."""
+    path = entry.path
+    counts.inputs += 1
+    source_path = relative_name(path, spec.root)
+    reader = choose_reader(entry, spec)
+    if isinstance(reader, Quarantine):
+        counts.formats["unknown"] += 1
+        yield _quarantine_row(reader, spec, spec.domain or "unknown", "unknown", source_path)
         return
-    for entry in iter_inputs(spec, stats):
-        path = entry.path
-        counts.inputs += 1
-        source_path = relative_name(path, spec.root)
-        reader = choose_reader(entry, spec)
-        if isinstance(reader, Quarantine):
-            counts.formats["unknown"] += 1
-            counts.quarantined += 1
-            yield _quarantine_row(reader, spec, spec.domain or "unknown", "unknown", source_path)
+    reader_name = reader.name
+    counts.formats[reader_name] += 1
+    default_domain = spec.domain or reader.domain
+    for item in read_input(path, reader):
+        if isinstance(item, Quarantine):
+            yield _quarantine_row(item, spec, default_domain, reader_name, source_path)
             continue
-        reader_name = reader.name
-        counts.formats[reader_name] += 1
-        default_domain = spec.domain or reader.domain
-        for item in read_input(path, reader):
-            if isinstance(item, Quarantine):
-                counts.quarantined += 1
-                yield _quarantine_row(item, spec, default_domain, reader_name, source_path)
-                continue
-            item_domain = spec.domain or item.metadata.get("domain") or default_domain
-            if item_domain not in DOMAINS:
-                counts.quarantined += 1
-                reason = f"domain {item_domain!r} is not one of {', '.join(DOMAINS)}"
-                bad_domain = Quarantine(str(path), item.position, reason)
-                yield _quarantine_row(bad_domain, spec, "unknown", reader_name, source_path)
-                continue
-            counts.trajectories += 1
-            counts.turns += len(item.turns)
-            yield to_rows(item, spec.name, item_domain, reader_name, source_path)
+        item_domain = spec.domain or item.metadata.get("domain") or default_domain
+        if item_domain not in DOMAINS:
+            reason = f"domain {item_domain!r} is not one of {', '.join(DOMAINS)}"
+            bad_domain = Quarantine(str(path), item.position, reason)
+            yield _quarantine_row(bad_domain, spec, "unknown", reader_name, source_path)
+            continue
+        yield to_rows(item, spec.name, item_domain, reader_name, source_path)
 
 
 def _quarantine_row(
@@ -350,6 +369,7 @@ def write_tables(
     domains: Iterable[str] = (),
     on_trajectory: Callable[[IngestStats], None] | None = None,
     replace: bool = False,
+    workers: int = 1,
 ) -> IngestStats:
     """Ingest every source into the canonical tables under `data_dir`.
 
@@ -357,15 +377,18 @@ def write_tables(
     rows (re-ingesting is idempotent). A source name already read from another path is refused
     unless `replace` (see `sources.source_merge`). `domains` lists partitions to write even when
     empty (a Dagster partition run names its own). A failure leaves the previous files in place.
+    With `workers` > 1 the inputs are read in that many processes (sources/ingest_pool.py):
+    the same bytes, faster.
     """
     stats = IngestStats()
     specs = list(specs)
     with merged_output(specs, data_dir, TABLE_SCHEMAS, replace) as output, ExitStack() as stack:
         sinks = DomainSinks(output, stack)
+        pool = stack.enter_context(InputPool(PoolConfig(workers))) if workers > 1 else None
         for domain in domains:
             sinks.get("raw_turns", domain)
         for spec in specs:
-            for record in ingest_source(spec, stats):
+            for record in ingest_source(spec, stats, pool):
                 if isinstance(record, IngestedTrajectory):
                     domain = record.trajectory["domain"]
                     sinks.get("raw_trajectories", domain).write(record.trajectory)

@@ -18,8 +18,8 @@ Both AndroidWorld key spellings are accepted (`content_description`/`content_des
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
+from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from typing import Any
 
 # (element key, label) for the boolean states worth showing; shown only when true.
@@ -43,8 +43,9 @@ def _first(element: Mapping[str, Any], *keys: str) -> Any:
 
 
 def _quote(value: Any) -> str:
-    """JSON-quote a text field (keeps newlines and quotes on one line, readable Unicode)."""
-    return json.dumps(value if isinstance(value, str) else str(value), ensure_ascii=False)
+    """JSON-quote a text field (keeps newlines and quotes on one line, readable Unicode):
+    what json.dumps(text, ensure_ascii=False) returns, without building an encoder per call."""
+    return encode_basestring(value if isinstance(value, str) else str(value))
 
 
 def _number(value: Any) -> str:
@@ -56,9 +57,10 @@ def _number(value: Any) -> str:
 
 def format_bbox(bbox: Any) -> str | None:
     """`(x1,y1,x2,y2)` from a {x_min, x_max, y_min, y_max} dict or a 4-item list, else None."""
-    if isinstance(bbox, Mapping):
+    if type(bbox) is dict or isinstance(bbox, Mapping):  # the ABC check is slow: dict first
         corners = [bbox.get(key) for key in ("x_min", "y_min", "x_max", "y_max")]
-    elif isinstance(bbox, Sequence) and not isinstance(bbox, str) and len(bbox) == 4:
+    elif ((type(bbox) is list or isinstance(bbox, Sequence)) and not isinstance(bbox, str)
+          and len(bbox) == 4):
         corners = list(bbox)
     else:
         return None
@@ -69,7 +71,7 @@ def format_bbox(bbox: Any) -> str | None:
 
 def render_ui_element(index: int, element: Mapping[str, Any]) -> str:
     """One line: index, class, text, description, hint, resource id, true state flags, bounds."""
-    if not isinstance(element, Mapping):
+    if type(element) is not dict and not isinstance(element, Mapping):
         raise TypeError(f"ui element {index} must be an object, got {type(element).__name__}")
     parts = [f"[{index}]", str(_first(element, "class_name", "class") or "element")]
     text = _first(element, "text")
