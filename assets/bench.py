@@ -103,7 +103,7 @@ def agentworldbench(context: dg.AssetExecutionContext, config: BenchSettings,
     """Turn-level samples from the bench pool: the real history before a judgeable target turn
     (informative or error), its action and the real next observation; stratified by source,
     seeded; the official per-domain counts when the pool allows (the shortfall is reported).
-    Also exported in the official JSONL layout (agentworldbench/official/<domain>_test.jsonl)."""
+    Also exported in the official JSONL layout (`agentworldbench/official/<domain>_test.jsonl`)."""
     build = BuildConfig(counts=config.domain_counts(), seed=config.seed)
     samples, stats_rows = [], []
     for domain in DOMAINS:
@@ -158,7 +158,8 @@ def model_stats(predictor: object) -> dict[str, int]:
 def bench_predictions(context: dg.AssetExecutionContext, config: PredictorSettings,
                       storage: WorldtraceStorage) -> dg.MaterializeResult:
     """The raw output of every configured predictor for every bench sample (baselines
-    copy_last, empty, retrieval), and of every model in {data}/models via hf_local (the
+    copy_last, empty, retrieval), and of every model folder in the data directory's `models/`
+    via hf_local (the
     trained cpt_model, sft_model, rl_model and the untrained floor) on a stable per-domain
     subset."""
     samples = read_samples(storage.data_path)
@@ -233,7 +234,7 @@ def leaderboard(context: dg.AssetExecutionContext, storage: WorldtraceStorage
     Android, Web, OS), overall_macro (the published Overall's rule) and overall_pooled (what
     the released eval.py prints), failed samples per domain, malformed and echo rates, beside
     the published rows (marked published, drawn in their own panel): CSV, Markdown and a PNG
-    chart in {data}/leaderboard."""
+    chart in the data directory's `leaderboard/` folder."""
     scores = read_rows(storage.data_path, SCORES)
     summaries = summarize(scores)
     rows = leaderboard_rows(summaries, RUBRIC_JUDGE)

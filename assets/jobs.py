@@ -14,14 +14,24 @@ import dagster as dg
 
 from assets.partitions import domain_partitions
 
+# job -> (asset group, what the stage does). A job's description adds which of the group's
+# assets it runs, and over what: a stage with assets of both kinds is split in two jobs, and
+# each says only what it runs (curate_job scores and scrubs a domain; dedup is all domains).
 STAGE_GROUPS = {
-    "ingest_job": ("sources", "Generate the default data and read every source into the "
-                              "canonical tables, for one domain."),
-    "curate_job": ("quality", "Features, categories and loss weights, scrubbing, dedup."),
-    "train_job": ("training", "Split, tokenizer, CPT / SFT / RL corpora and models."),
-    "bench_job": ("bench", "AgentWorldBench: build, predict, score, leaderboard."),
-    "release_job": ("release", "The versioned dataset release."),
+    "ingest_job": ("sources", "Ingest"),
+    "curate_job": ("quality", "Curate"),
+    "train_job": ("training", "Train"),
+    "bench_job": ("bench", "Bench"),
+    "release_job": ("release", "Release"),
 }
+
+
+def stage_description(stage: str, keys: Sequence[dg.AssetKey], partitioned: bool) -> str:
+    """What a stage job runs: its assets by name, for one domain or over all domains."""
+    scope = ("for one domain per run (domain partitions)" if partitioned
+             else "once over all domains")
+    names = ", ".join(f"`{key.to_user_string()}`" for key in keys)
+    return f"{stage}, {scope}: {names}."
 
 
 def _keys(assets: Sequence[dg.AssetsDefinition], partitioned: bool) -> list[dg.AssetKey]:
@@ -50,7 +60,7 @@ def make_jobs(assets: Sequence[dg.AssetsDefinition]) -> list:
             description="Every asset built over all domains at once (dedup, splits, models, "
                         "bench, release), after main_job has run for the domains."))
     groups = _groups(assets)
-    for name, (group, description) in STAGE_GROUPS.items():
+    for name, (group, stage) in STAGE_GROUPS.items():
         if group not in groups:
             continue
         kinds = {partitioned: [key for asset in assets
@@ -65,5 +75,5 @@ def make_jobs(assets: Sequence[dg.AssetsDefinition]) -> list:
                     else name,
                     selection=dg.AssetSelection.assets(*keys),
                     partitions_def=domain_partitions if partitioned else None,
-                    description=description))
+                    description=stage_description(stage, keys, partitioned)))
     return jobs

@@ -205,7 +205,7 @@ def sft_split(context: dg.AssetExecutionContext, config: SftSettings,
               storage: WorldtraceStorage) -> dg.MaterializeResult:
     """Next-observation SFT samples in the conversational messages format: one of 10 system
     prompt variants, history under a token budget, the action, then the target
-    <think>reasoning</think><predicted_observation>...</predicted_observation>; whole
+    `<think>reasoning</think><predicted_observation>...</predicted_observation>`; whole
     trajectories held out as split "validation" (stable hash, validation_share); Parquet per
     domain and a DatasetDict (save_to_disk: train, validation) that TRL reads as is."""
     sft_config = SftConfig(turns_per_trajectory=config.turns_per_trajectory,

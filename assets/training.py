@@ -118,7 +118,7 @@ def cpt_model(context: dg.AssetExecutionContext, config: TrainingSettings,
 def sft_model(context: dg.AssetExecutionContext, config: TrainingSettings,
               storage: WorldtraceStorage) -> dg.MaterializeResult:
     """Supervised fine-tuning from cpt_model on sft_split's train rows: the loss is on the
-    assistant target (<think>...</think><predicted_observation>...</predicted_observation>)
+    assistant target (`<think>...</think><predicted_observation>...</predicted_observation>`)
     only; eval_loss is that loss on the validation rows (held-out trajectories) at the end."""
     log = run_sft(storage.data_path, config.apply(SftConfig()))
     return _result(context, log, model_dir(storage.data_path, "sft_model"))
@@ -129,7 +129,7 @@ def rl_model(context: dg.AssetExecutionContext, config: TrainingSettings,
              storage: WorldtraceStorage) -> dg.MaterializeResult:
     """GSPO (sequence-level importance ratios, slightly off-policy) from sft_model on rl_split,
     rewarded by the bench's hybrid reward: rubric 5-25 plus the rule verifier 5-25 where the
-    domain has one; 0 for output without a well-formed <predicted_observation>."""
+    domain has one; 0 for output without a well-formed `<predicted_observation>`."""
     log, too_long = run_rl(storage.data_path, config.apply(GspoConfig()), hybrid_scorer)
     result = _result(context, log, model_dir(storage.data_path, "rl_model"))
     return dg.MaterializeResult(metadata={**result.metadata,

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from ui_markdown import ui_problems
 
 from assets.definitions import defs
 
@@ -29,7 +30,7 @@ ASSET_QUERY = """{ assetNodes {
     name description blocking partitionDefinition { description } } } }
 } }"""
 JOBS_QUERY = """{ repositoriesOrError { ... on RepositoryConnection { nodes {
-  jobs { name } } } } }"""
+  jobs { name description } } } } }"""
 
 
 def free_port() -> int:
@@ -149,3 +150,34 @@ def test_jobs_for_the_common_runs_are_served(server) -> None:
     jobs = {job["name"] for repository in repositories for job in repository["jobs"]}
     assert {"main_job", "corpus_job", "ingest_job", "curate_job", "train_job", "bench_job",
             "release_job"} <= jobs
+
+
+def _served_jobs(port: int) -> dict[str, str]:
+    repositories = graphql(port, JOBS_QUERY)["data"]["repositoriesOrError"]["nodes"]
+    return {job["name"]: job["description"] or "" for repository in repositories
+            for job in repository["jobs"] if not job["name"].startswith("__")}
+
+
+def test_descriptions_read_in_the_ui_as_written(server) -> None:
+    """The UI renders descriptions as Markdown: a tag such as <think> would vanish, `{data}`
+    outside code would be a literal placeholder."""
+    port, nodes = server
+    problems = {name: ui_problems(node["description"] or "") for name, node in nodes.items()}
+    problems.update({f"job {name}": ui_problems(text)
+                     for name, text in _served_jobs(port).items()})
+    assert {name: found for name, found in problems.items() if found} == {}
+    for name in ("sft_split", "sft_model"):  # the training target, tags and all
+        assert "`<think>" in nodes[name]["description"], name
+
+
+def test_each_stage_job_says_what_it_runs(server) -> None:
+    """curate_job (per domain) and curate_all_domains_job (dedup) each name their own assets."""
+    port, nodes = server
+    jobs = _served_jobs(port)
+    assert jobs["curate_job"] != jobs["curate_all_domains_job"]
+    assert "`trajectory_dedup`" in jobs["curate_all_domains_job"]
+    assert "trajectory_dedup" not in jobs["curate_job"]
+    for name in ("turn_features", "turn_labels", "scrubbed_turns"):
+        assert f"`{name}`" in jobs["curate_job"] and name not in jobs["curate_all_domains_job"]
+    assert "one domain per run" in jobs["curate_job"]
+    assert "all domains" in jobs["curate_all_domains_job"]

@@ -1,0 +1,32 @@
+"""What the Dagster UI's Markdown renderer would drop or break in a text: raw HTML (`<think>`,
+`<tool_response>` are read as tags and vanish), images whose source the browser cannot load
+(a path relative to a file the UI does not serve), and `{data}` placeholders outside code."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+_PARSER = MarkdownIt("commonmark", {"html": True}).enable("table")
+_LOADABLE = ("data:image/", "http://", "https://")
+
+
+def _tokens(tokens: list[Token]) -> Iterator[Token]:
+    for token in tokens:
+        yield token
+        yield from _tokens(token.children or [])
+
+
+def ui_problems(markdown: str) -> list[str]:
+    """Each piece of `markdown` the UI would not show as written."""
+    problems = []
+    for token in _tokens(_PARSER.parse(markdown)):
+        if token.type in ("html_inline", "html_block"):
+            problems.append(f"raw HTML dropped: {token.content.strip()[:60]}")
+        elif token.type == "image" and not str(token.attrs.get("src", "")).startswith(_LOADABLE):
+            problems.append(f"image that cannot load: {token.attrs.get('src')}")
+        elif token.type == "text" and "{data}" in token.content:
+            problems.append(f"literal placeholder: {token.content.strip()[:60]}")
+    return problems
