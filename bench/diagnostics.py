@@ -60,7 +60,7 @@ def llm_judge_rows(llm_judge: LLMJudge, samples: Sequence[BenchSample], outputs:
         if result is None or isinstance(result, JudgeFailure):
             reason = reasons[i] or f"{JUDGE_FAILED}: {result}"
             rows.append(failed_row(sample, predictor, llm_judge.name, reason, parsed.malformed,
-                                   echo))
+                                   echo, llm_judge.config.scoring))
             if result is not None:
                 unjudged.append({"predictor": predictor, "id": sample.id,
                                  "domain": sample.domain, "judge": llm_judge.name,
@@ -69,7 +69,8 @@ def llm_judge_rows(llm_judge: LLMJudge, samples: Sequence[BenchSample], outputs:
         rows.append({
             "id": sample.id, "domain": sample.domain, "source": sample.source,
             "category": sample.category, "predictor": predictor, "judge": llm_judge.name,
-            **result.as_dict(), "score": result.score, "failed": False, "failure_reason": "",
+            "scoring": llm_judge.config.scoring, **result.as_dict(), "score": result.score,
+            "failed": False, "failure_reason": "",
             "rule_score": None, "malformed": parsed.malformed, "copies_history": echo,
             "evidence": json.dumps(result.evidence, sort_keys=True)})
     return rows, unjudged

@@ -25,7 +25,7 @@ from bench.parsing import parse_prediction
 from bench.predictors.base import Predictor, predictor_failures, predictor_fitted
 from bench.result_cache import content_hash
 from bench.sample import BenchSample
-from bench.scoring import AXES, Overall, aggregate, normalize
+from bench.scoring import AXES, SCORING_MODES, Overall, aggregate, normalize
 
 PREDICTION_SCHEMA = pa.schema([
     pa.field("id", pa.string(), nullable=False),
@@ -46,6 +46,7 @@ SCORE_SCHEMA = pa.schema([
     pa.field("category", pa.string(), nullable=False),
     pa.field("predictor", pa.string(), nullable=False),
     pa.field("judge", pa.string(), nullable=False),
+    pa.field("scoring", pa.string(), nullable=False),
     *[pa.field(axis, pa.int8()) for axis in AXES],
     pa.field("score", pa.float64()),
     pa.field("failed", pa.bool_(), nullable=False),
@@ -74,8 +75,11 @@ PREDICTION_COLUMN_DOCS = {**SAMPLE_COLUMN_DOCS, **SENT_COLUMN_DOCS}
 SCORE_COLUMN_DOCS = {
     **SAMPLE_COLUMN_DOCS,
     "category": "turn_labels category of the target turn (informative or error)",
-    "judge": "which judge scored the row (rubric: the offline reference-grounded rubric)",
-    "format": "1..5: a complete <predicted_observation> block, same kind, shapes, line count",
+    "judge": "which judge scored the row (the offline rubric, an approximation of the LLM "
+             "judge; or an LLM judge, labelled official or not)",
+    "scoring": "official (the released evaluation's semantics) or strict (our malformed, "
+               "echo and GUI caps lower the score too)",
+    "format": "1..5: same kind, line shapes and line count as the reference",
     "factuality": "1..5: content F1, change recall and rule score against the reference",
     "consistency": "1..5: identifiers grounded in the history; GUI elements kept unchanged",
     "realism": "1..5: no assistant talk, placeholders, repetition or runaway length",
@@ -85,11 +89,13 @@ SCORE_COLUMN_DOCS = {
               "sample leaves every average, as in the released evaluation",
     "failure_reason": "why the sample failed (empty when it did not)",
     "rule_score": "the domain's rule verifier, 0..1 (null when no check applies)",
-    "malformed": "no complete <predicted_observation> block in the output",
-    "copies_history": "echo: the prediction repeats an earlier observation, the real one does not",
+    "malformed": "diagnostic: the block the judge saw has no closing tag, or there is none "
+                 "(lowers the score only under strict scoring)",
+    "copies_history": "diagnostic, echo: the prediction repeats an earlier observation, the "
+                      "real one does not (lowers the score only under strict scoring)",
     "evidence": "JSON: every measurement behind the axes, the rule checks and the caps",
 }
-RUBRIC_JUDGE = "rubric"
+RUBRIC_JUDGE = "rubric (offline approximation)"
 NO_GENERATION = "No model generation"  # the released evaluation's reason for an empty output
 
 
@@ -137,31 +143,38 @@ def sent_fields(predictor: Predictor, samples: Sequence[BenchSample], outputs: S
 
 
 def failed_row(sample: BenchSample, predictor: str, judge: str, reason: str,
-               malformed: bool = True, echo: bool = False) -> dict[str, Any]:
+               malformed: bool = True, echo: bool = False, scoring: str = "official"
+               ) -> dict[str, Any]:
     """The score row of a failed sample: no axes, no score, the reason."""
     return {"id": sample.id, "domain": sample.domain, "source": sample.source,
             "category": sample.category, "predictor": predictor, "judge": judge,
+            "scoring": scoring,
             **dict.fromkeys(AXES), "score": None, "failed": True, "failure_reason": reason,
             "rule_score": None, "malformed": malformed, "copies_history": echo,
             "evidence": "{}"}
 
 
 def judge_outputs(samples: Sequence[BenchSample], outputs: Sequence[str], predictor: str,
-                  failures: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
-    """One score row per sample (SCORE_SCHEMA), judged by the offline rubric; an empty output
-    is a failed row (its reason from `failures`, sample id -> why, when the predictor said)."""
+                  failures: Mapping[str, str] | None = None, scoring: str = "official"
+                  ) -> list[dict[str, Any]]:
+    """One score row per sample (SCORE_SCHEMA), judged by the offline rubric (`scoring`
+    "strict": with our malformed and echo caps); an empty output is a failed row (its reason
+    from `failures`, sample id -> why, when the predictor said)."""
+    if scoring not in SCORING_MODES:
+        raise ValueError(f"scoring must be one of {SCORING_MODES}, got {scoring!r}")
     rows = []
     for sample, output in zip(samples, outputs, strict=True):
         reason = failure_reason(output, (failures or {}).get(sample.id, ""))
         if reason:
-            rows.append(failed_row(sample, predictor, RUBRIC_JUDGE, reason))
+            rows.append(failed_row(sample, predictor, RUBRIC_JUDGE, reason, scoring=scoring))
             continue
         parsed = parse_prediction(output)
-        axes = judge(sample, output, parsed)
+        axes = judge(sample, output, parsed, strict=scoring == "strict")
         rows.append({
             "id": sample.id, "domain": sample.domain, "source": sample.source,
             "category": sample.category, "predictor": predictor, "judge": RUBRIC_JUDGE,
-            **axes.as_dict(), "score": axes.score, "failed": False, "failure_reason": "",
+            "scoring": scoring, **axes.as_dict(), "score": axes.score, "failed": False,
+            "failure_reason": "",
             "rule_score": axes.evidence.get("rule_score"), "malformed": parsed.malformed,
             "copies_history": bool(axes.evidence["echo"]),
             "evidence": json.dumps(axes.evidence, sort_keys=True),

@@ -50,7 +50,7 @@ class PredictorRun:
 
 
 def run_predictors(samples: Sequence[BenchSample], specs: Sequence[str],
-                   context: PredictorContext | None = None,
+                   context: PredictorContext | None = None, scoring: str = "official",
                    log: Callable[[str], None] = lambda _: None) -> list[PredictorRun]:
     """Predict and judge every sample with each predictor spec, in the order given."""
     runs = []
@@ -70,7 +70,7 @@ def run_predictors(samples: Sequence[BenchSample], specs: Sequence[str],
                 for s, fields in zip(samples, sent_fields(predictor, samples, outputs),
                                      strict=True)]
         rows = judge_outputs(samples, outputs, predictor.name,
-                             {f["id"]: f["failure_reason"] for f in sent})
+                             {f["id"]: f["failure_reason"] for f in sent}, scoring)
         judged = time.perf_counter()
         n = max(len(samples), 1)
         timings = {"predict_samples_per_s": n / max(predicted - clock, 1e-9),
@@ -82,8 +82,8 @@ def run_predictors(samples: Sequence[BenchSample], specs: Sequence[str],
     return runs
 
 
-def write_run(samples: Sequence[BenchSample], runs: Sequence[PredictorRun], out_dir: Path
-              ) -> dict[str, Path]:
+def write_run(samples: Sequence[BenchSample], runs: Sequence[PredictorRun], out_dir: Path,
+              scoring: str = "official") -> dict[str, Path]:
     """predictions.jsonl, scores.csv and the leaderboard files under out_dir."""
     out_dir.mkdir(parents=True, exist_ok=True)
     predictions = out_dir / "predictions.jsonl"
@@ -99,11 +99,13 @@ def write_run(samples: Sequence[BenchSample], runs: Sequence[PredictorRun], out_
         writer = csv.DictWriter(handle, fieldnames=columns)
         writer.writeheader()
         writer.writerows(row for run in runs for row in run.rows)
-    rows = leaderboard_rows(summarize([row for run in runs for row in run.rows]), RUBRIC_JUDGE)
+    rows = leaderboard_rows(summarize([row for run in runs for row in run.rows]), RUBRIC_JUDGE,
+                            scoring)
     return {"predictions": predictions, "scores": scores, **write_leaderboard(rows, out_dir)}
 
 
-def score_predictions(path: Path) -> tuple[list[dict[str, Any]], list[ImportProblem]]:
+def score_predictions(path: Path, scoring: str = "official"
+                      ) -> tuple[list[dict[str, Any]], list[ImportProblem]]:
     """Judge a predictions.jsonl (official records with `gen`, optional `predictor`)."""
     rows: list[dict[str, Any]] = []
     problems: list[ImportProblem] = []
@@ -121,5 +123,5 @@ def score_predictions(path: Path) -> tuple[list[dict[str, Any]], list[ImportProb
                 problems.append(ImportProblem(str(path), line_no, str(error)))
                 continue
             rows += judge_outputs([sample], [output], str(record.get("predictor") or "model"),
-                                  {sample.id: str(record.get("failure_reason") or "")})
+                                  {sample.id: str(record.get("failure_reason") or "")}, scoring)
     return rows, problems

@@ -22,6 +22,9 @@ from typing import Any
 
 from sources.schema import DOMAINS
 
+# official: the released evaluation's semantics; strict: our checks (malformed output, echoes
+# of the history, the GUI caps in code) lower the score too (bench.judges.rubric).
+SCORING_MODES: tuple[str, ...] = ("official", "strict")
 AXES: tuple[str, ...] = ("format", "factuality", "consistency", "realism", "quality")
 DOMAIN_COLUMNS: dict[str, str] = {
     "mcp": "MCP", "search": "Search", "terminal": "Terminal", "swe": "SWE",

@@ -66,7 +66,8 @@ def test_bench_run_with_llm_judge_and_rollout(tmp_path, tiny_model_dir, capsys):
         assert served_requests(model_url) == answered and len(asked) == judged
         assert (out / "llm_scores.csv").read_text(encoding="utf-8") == first_scores
     llm = read(out / "llm_scores.csv")
-    assert len(llm) == 2 * 4 and {row["judge"] for row in llm} == {"llm_judge:scripted"}
+    assert len(llm) == 2 * 4 and {row["judge"] for row in llm} == {
+        "llm_judge:scripted [worldtrace prompts: not the official judge]"}
     assert 1 <= len(asked) <= 8  # equal (sample, prediction) pairs are judged once
     agreement = read(out / "agreement.csv")
     assert {(row["predictor"], row["domain"]) for row in agreement} == {
@@ -100,7 +101,7 @@ def test_a_served_model_that_judges_nothing_leaves_the_run_whole(tmp_path, tiny_
     unjudged = read(out / "llm_unjudged.csv")
     assert sorted(row["id"] for row in unjudged) == ["t1-2", "t1-3", "t1-5"]
     assert {(row["predictor"], row["judge"]) for row in unjudged} == {
-        ("copy_last", "llm_judge:tiny_lm")}
+        ("copy_last", "llm_judge:tiny_lm [worldtrace prompts: not the official judge]")}
     assert all("no valid evaluation in 2 attempts (last: no <final_evaluation>" in row["reason"]
                for row in unjudged)
     # As in the released evaluation, a judge that never answers readably fails the sample: it
@@ -110,6 +111,6 @@ def test_a_served_model_that_judges_nothing_leaves_the_run_whole(tmp_path, tiny_
     assert all(row["failure_reason"].startswith("Judge scoring failed") for row in llm)
     assert not (out / "agreement.csv").exists()
     printed = capsys.readouterr()
-    assert ("llm_judge:tiny_lm graded 0 of 3 predictions (3 never answered readably, 6 "
-            "unreadable answers)") in printed.err
+    assert ("llm_judge:tiny_lm [worldtrace prompts: not the official judge] graded 0 of 3 "
+            "predictions (3 never answered readably, 6 unreadable answers)") in printed.err
     assert "copy_last" in printed.out  # the rubric leaderboard still printed

@@ -91,8 +91,13 @@ def test_rubric_reference_is_perfect_and_echo_is_capped() -> None:
     echo = judge(sample, format_prediction(SCREEN))
     assert echo.evidence["echo"] and echo.evidence["primary_effect_wrong"]
     assert echo.factuality <= 2 and echo.quality <= 2 and echo.realism <= 3
-    malformed = judge(sample, "<predicted_observation>" + TICKED)
-    assert malformed.format == 1 and max(malformed.as_dict().values()) <= 2
+    # An exact GUI answer without its closing tag: officially the answer is what counts (100);
+    # only strict scoring caps it (format 1, every axis at most 2).
+    unclosed = "<predicted_observation>" + TICKED
+    official = judge(sample, unclosed)
+    assert official.evidence["malformed"] and official.score == 100.0
+    strict = judge(sample, unclosed, strict=True)
+    assert strict.format == 1 and max(strict.as_dict().values()) <= 2
     chatty = judge(sample, format_prediction("Sure, here is what I think the screen would "
                                              "likely show:\n" + TICKED))
     assert chatty.evidence["realism_penalties"]["assistant_talk"] > 0

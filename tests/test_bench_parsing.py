@@ -9,8 +9,6 @@ parser, so a misreading of it fails here too.
 
 from __future__ import annotations
 
-import importlib
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,6 +20,7 @@ from bench.parsing import (
     parse_prediction,
     remove_thinking,
 )
+from tests.released_code import released_module
 
 P, C, M = "<predicted_observation>", "</predicted_observation>", "**Environment Observation:**"
 
@@ -80,16 +79,8 @@ def test_table_is_large_enough_and_covers_the_kinds() -> None:
         assert kind in names
 
 
-def _released_parser(official_dir: Path):
-    sys.path.insert(0, str(official_dir / "eval"))
-    try:
-        return importlib.import_module("lwm_eval_utils.output_parser")
-    finally:
-        sys.path.remove(str(official_dir / "eval"))
-
-
 def test_table_agrees_with_the_released_parser(official_dir: Path) -> None:
-    released = _released_parser(official_dir)
+    released = released_module(official_dir, "lwm_eval_utils.output_parser")
     for name, generation, seen, _ in CASES:
         theirs = released.clean_response_marker(
             released.parse_model_output(generation, "predicted_observation"), "terminal")

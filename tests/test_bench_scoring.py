@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import io
 import re
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +19,7 @@ from bench.scoring import (
     sample_score,
 )
 from sources.schema import DOMAINS
+from tests.released_code import released_eval
 
 
 def test_normalisation_maps_one_to_zero_and_five_to_hundred() -> None:
@@ -100,26 +99,13 @@ def test_pooled_is_the_mean_over_valid_samples() -> None:
     assert overall.failed == {"mcp": 1, "search": 0, "terminal": 0, "os": 2}
 
 
-def _released_eval(official_dir: Path):
-    """The released eval.py as a module (its own imports: lwm_eval_utils, openai)."""
-    sys.path.insert(0, str(official_dir / "eval"))
-    try:
-        spec = importlib.util.spec_from_file_location("released_eval",
-                                                      official_dir / "eval" / "eval.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-    finally:
-        sys.path.remove(str(official_dir / "eval"))
-
-
 def test_pooled_is_what_the_released_eval_prints(official_dir: Path) -> None:
     jobs = [{"task": domain, "failed": 1.0} if total is None else
             {"task": domain, "failed": 0.0, "total_score": total}
             for domain, totals in TOTALS.items() for total in totals]
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-        _released_eval(official_dir).aggregate_scores(jobs)
+        released_eval(official_dir).aggregate_scores(jobs)
     theirs = float(re.search(r"^Overall: ([\d.]+)$", printed.getvalue(), re.MULTILINE)[1])
     ours = aggregate((d, None if t is None else normalize(t))
                      for d, totals in TOTALS.items() for t in totals)

@@ -113,7 +113,7 @@ def test_the_judge_sees_recent_history_and_cannot_be_broken_out_of_its_section()
 def test_a_judge_that_never_answers_in_form_fails_after_its_attempts(served_judge):
     url, _ = served_judge
     judge = LLMJudge(config(url, max_attempts=2, max_tokens=8))
-    assert judge.name == "llm_judge:tiny_lm"
+    assert judge.name == "llm_judge:tiny_lm [worldtrace prompts: not the official judge]"
     with pytest.raises(JudgeFailure, match="2 attempts"):
         judge.judge(sample(), PREDICTION)
     assert judge.unparseable_answers == 2
@@ -183,17 +183,19 @@ def test_an_unreadable_answer_is_asked_again_then_parsed_and_cached(tmp_path):
     assert again.as_dict() == SCORES and len(received) == 2
 
 
-def test_gui_caps_apply_to_the_judges_verdict():
+def test_gui_caps_apply_to_the_judges_verdict_only_under_strict_scoring():
     wrong_effect = GOOD.replace('"primary_effect_correct": true',
                                 '"primary_effect_correct": false')
     app, _ = scripted_endpoint(lambda n, body: wrong_effect)
     with serve_in_background(app) as url:
-        results = LLMJudge(config(url)).judge_all([sample("android"), sample("terminal")],
-                                                  [PREDICTION, PREDICTION])
+        results = LLMJudge(config(url, scoring="strict")).judge_all(
+            [sample("android"), sample("terminal")], [PREDICTION, PREDICTION])
+        official = LLMJudge(config(url)).judge(sample("android"), PREDICTION)
     android, terminal = results
     assert android.factuality == 2 and android.quality == 2 and android.realism == 3
     assert android.evidence["judge_scores"] == SCORES
     assert terminal.as_dict() == SCORES
+    assert official.as_dict() == SCORES and official.evidence["caps"] == []
 
 
 def test_the_verdict_of_a_smaller_view_is_kept_with_the_view(tmp_path):

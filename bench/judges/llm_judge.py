@@ -1,5 +1,11 @@
 """LLM judge: a model behind an OpenAI-compatible endpoint grades predictions on the rubric.
 
+With `official` prompts (`--judge-prompts DIR`, bench/judges/official_prompts.py) it is the
+released evaluation's judge: its per-domain system prompts and user prompt over the record's own
+strings and the whole history, temperature 0.6, the answer read forgivingly, asked up to
+`max_attempts` times (the same question each time), then the sample fails. Without them it is
+our judge, named "... [worldtrace prompts: not the official judge]" in every row it writes:
+
 Our own judge prompts, versioned files (bench/judges/prompts/<version>/: common.md, then text.md
 or gui.md, then <domain>.md); a new wording is a new version folder, never an edit in place.
 The judge reads the recent history, the action, the simulated and the real observation; it
@@ -8,8 +14,8 @@ classifies the content type (text domains) and reasons, then returns JSON inside
 `max_attempts`. A judge prompt the endpoint rejects as longer than its context is asked again
 with a smaller view (fewer history turns, then shorter clips); a retry that no longer fits with
 the previous answer in it is asked without that answer. The GUI caps and the malformed-output
-caps are applied here, in code, as the rubric judge applies them, so a lenient judge cannot
-skip them.
+caps are applied here, in code, only under `scoring="strict"` (the official score takes the
+judge's numbers as they are; the official GUI prompts ask the judge for the caps in words).
 """
 
 from __future__ import annotations
@@ -26,6 +32,8 @@ from typing import Any
 
 from bench.concurrency import run_concurrently
 from bench.endpoint import ChatEndpoint, EndpointConfig, EndpointError, error_code
+from bench.judges.official_prompts import OfficialPrompts, official_judge_messages, read_verdict
+from bench.official import to_record
 from bench.parsing import parse_prediction
 from bench.result_cache import ResultCache, content_hash, fingerprint
 from bench.sample import GUI_DOMAINS, BenchSample
@@ -36,6 +44,8 @@ PROMPT_VERSION = "llm_judge_v1"
 _BLOCK = re.compile(r"<final_evaluation>(.*?)</final_evaluation>", re.DOTALL)
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
 MIN_CLIP_CHARS = 200  # the smallest clip of a section tried when the prompt is too long
+OFFICIAL_LABEL = " [official judge prompts]"
+NOT_OFFICIAL_LABEL = " [worldtrace prompts: not the official judge]"
 
 
 @dataclass(frozen=True)
@@ -54,6 +64,8 @@ class LLMJudgeConfig:
     prompt_version: str = PROMPT_VERSION
     cache_dir: Path | None = None
     progress: bool = False
+    official: OfficialPrompts | None = None  # the released judge prompts (--judge-prompts)
+    scoring: str = "official"  # "strict": our caps in code on top of the judge's scores
 
 
 class UnparseableEvaluation(ValueError):
@@ -172,31 +184,65 @@ class LLMJudge:
     def __init__(self, config: LLMJudgeConfig) -> None:
         self.config = config
         self.endpoint = ChatEndpoint(config.endpoint)
-        self.name = f"llm_judge:{self.endpoint.model}"
+        self.name = f"llm_judge:{self.endpoint.model}" + (
+            OFFICIAL_LABEL if config.official else NOT_OFFICIAL_LABEL)
         self.unparseable_answers = 0
         self._lock = threading.Lock()
         settings = {"model": self.endpoint.model, "version": config.prompt_version,
                     "temperature": config.temperature, "retry": config.retry_temperature,
                     "max_tokens": config.max_tokens, "seed": config.seed,
-                    "history_turns": config.history_turns, "max_chars": config.max_chars}
+                    "history_turns": config.history_turns, "max_chars": config.max_chars,
+                    "official": config.official.source if config.official else None}
         path = None if config.cache_dir is None else \
             Path(config.cache_dir) / f"{re.sub(r'[^A-Za-z0-9._-]+', '_', self.name)}.jsonl"
         self.cache = ResultCache(path, fingerprint(settings))
 
     def judge(self, sample: BenchSample, prediction_text: str) -> AxisScores:
         """The five axes for one prediction (JudgeFailure when no attempt gave a verdict)."""
-        key = content_hash(judge_messages(sample, prediction_text, self.config))
+        official = self.config.official
+        parsed = parse_prediction(prediction_text)
+        messages = official_judge_messages(to_record(sample), sample.domain, parsed.observation,
+                                           official) if official else \
+            judge_messages(sample, prediction_text, self.config)
+        key = content_hash(messages)
         verdict = self.cache.get(key, key)
         if verdict is None:
-            verdict = self._ask_fitting(sample, prediction_text)
+            verdict = self._ask_official(sample, messages) if official else \
+                self._ask_fitting(sample, prediction_text)
             self.cache.put(key, key, verdict)
-        malformed = parse_prediction(prediction_text).malformed
-        scores, caps = apply_caps(sample.domain, verdict["scores"],
-                                  verdict.get("primary_effect_correct"), malformed)
+        caps: list[str] = []
+        scores = verdict["scores"]
+        if self.config.scoring == "strict":
+            scores, caps = apply_caps(sample.domain, scores,
+                                      verdict.get("primary_effect_correct"), parsed.malformed)
+        if not any(scores.values()):
+            raise JudgeFailure(f"sample {sample.id}: the judge gave no axis a score")
         evidence = {k: v for k, v in verdict.items() if k != "scores"}
-        evidence.update(judge=self.name, prompt_version=self.config.prompt_version,
-                        judge_scores=verdict["scores"], caps=caps)
+        evidence.update(judge=self.name, judge_scores=verdict["scores"], caps=caps,
+                        prompt_version=official.source if official else self.config.prompt_version)
         return AxisScores(**scores, evidence=evidence)
+
+    def _ask_official(self, sample: BenchSample, messages: list[dict[str, str]]
+                      ) -> dict[str, Any]:
+        """The released judge loop: the same question up to max_attempts times (an endpoint
+        error counts as an attempt), the answer read forgivingly."""
+        last = ""
+        for attempt in range(self.config.max_attempts):
+            try:
+                answer = self.endpoint.complete(messages, temperature=self.config.temperature,
+                                                max_tokens=self.config.max_tokens,
+                                                seed=self.config.seed + attempt)
+            except EndpointError as error:
+                last = str(error)
+                continue
+            verdict = read_verdict(answer)
+            if verdict is not None:
+                return {**verdict, "attempts": attempt + 1}
+            with self._lock:
+                self.unparseable_answers += 1
+            last = "no scores object in the answer"
+        raise JudgeFailure(f"sample {sample.id}: no readable evaluation in "
+                           f"{self.config.max_attempts} attempts (last: {last})")
 
     def judge_all(self, samples: Sequence[BenchSample], predictions: Sequence[str]
                   ) -> list[AxisScores | JudgeFailure]:

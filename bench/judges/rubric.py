@@ -6,9 +6,8 @@ any model's outputs. P is the predicted observation (the fallback text when malf
 reference, L the observation before the action, H the action, the last 8 turns and the initial
 screen (older turns are not read: the cost per sample stays bounded).
 
-- format: 1 when the output has no complete <predicted_observation> block; else the mean of
-  kind agreement (JSON / screen of elements / text / empty, P vs R), line-shape Jaccard, and
-  line-count agreement.
+- format: the mean of kind agreement (JSON / screen of elements / text / empty, P vs R),
+  line-shape Jaccard, and line-count agreement.
 - factuality: agreement with R: the mean of content F1 (line F1 and token F1, volatile bits
   masked), change recall (R's words that L lacks, found in P: did the action's effect come
   out right) and the domain's rule-verifier score where it has one; at most 2 when P reads as
@@ -23,13 +22,17 @@ screen (older turns are not read: the cost per sample stays bounded).
 - quality: the new information of R (its words absent from H) that P predicts, averaged with
   factuality's measure.
 
-Caps: an echo (P is an earlier observation of H again, word 3-gram Jaccard >= 0.9, while R is
-not: the Echo Trap) caps factuality, consistency and quality at 2 and realism at 3. An empty P
-for a non-empty R scores 1 on every axis but format (nothing predicted). GUI domains (the
-official caps): a wrong primary effect (the touched element does not end as in R, or without
-a touched element, changed-element Jaccard under 0.5) caps factuality and quality at 2; realism
-is capped at 3 when factuality or consistency is 2 or less; a missing closing tag (malformed)
-caps every axis at 2.
+An empty P for a non-empty R scores 1 on every axis but format (nothing predicted). GUI
+domains (what the official GUI judge prompts ask of the judge): a wrong primary effect (the
+touched element does not end as in R, or without a touched element, changed-element Jaccard
+under 0.5) caps factuality and quality at 2; realism is capped at 3 when factuality or
+consistency is 2 or less.
+
+Strict scoring only (`strict=True`, `--scoring strict`; never the official score): a malformed
+output (no closed <predicted_observation> block) gets format 1 and, on GUI domains, every axis
+capped at 2; an echo (P is an earlier observation of H again, word 3-gram Jaccard >= 0.9, while
+R is not: the Echo Trap) caps factuality, consistency and quality at 2 and realism at 3. Both
+are recorded as diagnostics in every mode (evidence `malformed`, `echo`).
 """
 
 from __future__ import annotations
@@ -130,8 +133,9 @@ def _gui_effect_wrong(rule_checks: dict[str, Any]) -> bool:
 
 
 def judge(sample: BenchSample, prediction_text: str,
-          parsed: ParsedPrediction | None = None) -> AxisScores:
-    """Score one raw model output against the sample's reference (see the module docstring)."""
+          parsed: ParsedPrediction | None = None, strict: bool = False) -> AxisScores:
+    """Score one raw model output against the sample's reference (see the module docstring;
+    `strict` adds our malformed and echo caps)."""
     parsed = parsed or parse_prediction(prediction_text)
     predicted, reference, before = parsed.judged_text, sample.reference, sample.last_observation
     p_kind, r_kind = _kind(predicted, sample.domain), _kind(reference, sample.domain)
@@ -166,12 +170,12 @@ def judge(sample: BenchSample, prediction_text: str,
         "consistency_value": round(consistency, 4), "realism_penalties": penalties,
         "novel_recall": None if novel is None else round(novel, 4), "echo": echo,
     }
-    axes = {"format": 1 if parsed.malformed else to_scale(format_value),
+    axes = {"format": 1 if strict and parsed.malformed else to_scale(format_value),
             "factuality": to_scale(factual), "consistency": to_scale(consistency),
             "realism": to_scale(realism), "quality": to_scale(quality)}
     if error_mismatch:
         axes["factuality"] = min(axes["factuality"], 2)
-    if echo:
+    if strict and echo:
         axes.update({axis: min(axes[axis], 2) for axis in ("factuality", "consistency",
                                                             "quality")})
         axes["realism"] = min(axes["realism"], 3)
@@ -179,13 +183,13 @@ def judge(sample: BenchSample, prediction_text: str,
         axes.update(factuality=1, consistency=1, realism=1, quality=1)
         evidence["nothing_predicted"] = True
     if sample.domain in GUI_DOMAINS:
-        axes = _gui_caps(axes, rule_checks, parsed.malformed, evidence)
+        axes = _gui_caps(axes, rule_checks, strict and parsed.malformed, evidence)
     return AxisScores(**axes, evidence=evidence)
 
 
 def _gui_caps(axes: dict[str, int], rule_checks: dict[str, Any], malformed: bool,
               evidence: dict[str, Any]) -> dict[str, int]:
-    """The official GUI caps, in order: primary effect, then realism, then the closing tag."""
+    """The GUI caps, in order: primary effect, then realism, then (strict) the closing tag."""
     if _gui_effect_wrong(rule_checks):
         evidence["primary_effect_wrong"] = True
         axes["factuality"], axes["quality"] = min(axes["factuality"], 2), min(axes["quality"], 2)

@@ -3,15 +3,20 @@
     worldtrace bench build --data DIR --out BENCH_DIR [--per-domain N] [--seed S]
         samples from the bench pool of DIR's trajectory_split, in the official JSONL layout
     worldtrace bench run --bench-dir BENCH_DIR --predictor P [--predictor P2 ...] --out RUN_DIR
-                         [--llm-judge URL [--judge-model M] [--judge-max-tokens N]
-                          [--judge-attempts N]] [--rollout K]
-        any folder of <domain>_test.jsonl files (ours or the official AgentWorldBench): predict,
-        judge with the offline rubric, write predictions.jsonl, scores.csv, leaderboard.*;
-        --llm-judge: also judge with a model behind an OpenAI-compatible URL (llm_scores.csv,
-        llm_unjudged.csv: what it could not grade and why, agreement.csv: rubric-vs-LLM
-        Spearman per domain); --rollout K: free-running mode, each
-        predictor's own predictions fed back for K steps (rollout.csv: score by depth)
-    worldtrace bench score --predictions FILE [--out RUN_DIR]
+                         [--scoring official|strict] [--max-new-tokens N]
+                         [--llm-judge URL [--judge-prompts DIR] [--judge-model M]
+                          [--judge-max-tokens N] [--judge-attempts N]] [--rollout K]
+        any folder of <domain>_test.jsonl files (ours or the official AgentWorldBench), in
+        official mode by default: each record's own strings sent, the official extraction,
+        empty generations failed and left out, both overalls labelled; judged by the offline
+        rubric (an approximation of the LLM judge); writes predictions.jsonl, scores.csv,
+        leaderboard.*; --llm-judge: also judge with a model behind an OpenAI-compatible URL
+        (llm_scores.csv, llm_unjudged.csv: what it could not grade and why, agreement.csv:
+        rubric-vs-LLM Spearman per domain), with --judge-prompts DIR (a checkout's prompts/)
+        as the official judge, else with our prompts, labelled not official; --scoring strict:
+        our strict checks lower the score; --rollout K: free-running mode, each predictor's own
+        predictions fed back for K steps (rollout.csv: score by depth)
+    worldtrace bench score --predictions FILE [--out RUN_DIR] [--scoring official|strict]
         judge a predictions.jsonl (official records with `gen`: ours or eval.py's)
 
 A record that cannot be read is reported with its file and line (on stderr) and skipped; the
@@ -26,10 +31,17 @@ from pathlib import Path
 
 from bench.official import OFFICIAL_MAX_TOKENS, REFERENCE_TEMPERATURE
 from bench.predictors.base import PredictorSetupError, UnknownPredictor
+from bench.scoring import SCORING_MODES
 
-# A missing bench folder or data table, a misspelt or misconfigured predictor: the user's to fix.
+
+class JudgeSetupError(ValueError):
+    """Judge options that do not go together."""
+
+
+# A missing bench folder, data table or judge prompt, a misspelt or misconfigured predictor or
+# judge: the user's to fix.
 USER_ERRORS: tuple[type[Exception], ...] = (FileNotFoundError, UnknownPredictor,
-                                            PredictorSetupError)
+                                            PredictorSetupError, JudgeSetupError)
 
 
 def _report_problems(problems: list) -> None:
@@ -74,6 +86,9 @@ def run_run(args: argparse.Namespace) -> int:
     from bench.predictors.base import PredictorContext
     from bench.runner import run_predictors, write_run
 
+    if args.judge_prompts and not args.llm_judge:
+        raise JudgeSetupError("--judge-prompts needs --llm-judge URL (the judge to ask)")
+    judge_config = llm_judge_config(args) if args.llm_judge else None  # a bad DIR fails first
     samples, problems = read_official(Path(args.bench_dir))
     _report_problems(problems)
     print(f"{len(samples)} samples from {args.bench_dir}", file=sys.stderr)
@@ -81,17 +96,18 @@ def run_run(args: argparse.Namespace) -> int:
                                model=args.model, max_new_tokens=args.max_new_tokens,
                                temperature=args.temperature, concurrency=args.concurrency,
                                cache_dir=Path(args.out) / "cache")  # a rerun resumes
-    runs = run_predictors(samples, args.predictor, context,
+    runs = run_predictors(samples, args.predictor, context, scoring=args.scoring,
                           log=lambda line: print(line, file=sys.stderr))
-    paths = write_run(samples, runs, Path(args.out))
+    paths = write_run(samples, runs, Path(args.out), scoring=args.scoring)
     _print_table(leaderboard_rows(summarize([r for run in runs for r in run.rows]),
-                                  RUBRIC_JUDGE))
-    paths.update(_diagnostics(args, samples, runs, context))
+                                  RUBRIC_JUDGE, args.scoring))
+    paths.update(_diagnostics(args, samples, runs, context, judge_config))
     print(f"wrote {', '.join(str(p) for p in paths.values())}", file=sys.stderr)
     return 0
 
 
-def _diagnostics(args: argparse.Namespace, samples: list, runs: list, context) -> dict:
+def _diagnostics(args: argparse.Namespace, samples: list, runs: list, context,
+                 judge_config) -> dict:
     """The LLM judge and its agreement with the rubric, and free-running decay, when asked."""
     from bench.diagnostics import (
         agreement_rows,
@@ -105,16 +121,12 @@ def _diagnostics(args: argparse.Namespace, samples: list, runs: list, context) -
     unjudged: list = []
     agreement: list = []
     rollout: dict = {}
-    if args.llm_judge:
-        from bench.endpoint import EndpointConfig
+    if judge_config is not None:
         from bench.evaluate import summarize
-        from bench.judges.llm_judge import LLMJudge, LLMJudgeConfig
+        from bench.judges.llm_judge import LLMJudge
         from bench.leaderboard import leaderboard_rows
 
-        llm = LLMJudge(LLMJudgeConfig(
-            EndpointConfig(args.llm_judge, model=args.judge_model, concurrency=args.concurrency),
-            max_tokens=args.judge_max_tokens, max_attempts=args.judge_attempts,
-            cache_dir=Path(args.out) / "cache"))
+        llm = LLMJudge(judge_config)
         for run in runs:
             rows, failed = llm_judge_rows(llm, samples, run.outputs, run.name, run.failures)
             llm_rows += rows
@@ -128,7 +140,7 @@ def _diagnostics(args: argparse.Namespace, samples: list, runs: list, context) -
               "answers)", file=sys.stderr)
         agreement = agreement_rows([row for run in runs for row in run.rows], llm_rows)
         if llm_rows:
-            _print_table(leaderboard_rows(summarize(llm_rows), llm.name))
+            _print_table(leaderboard_rows(summarize(llm_rows), llm.name, args.scoring))
         _print_table(agreement, own_columns=True)
     if args.rollout:
         from bench.predictors.base import build_predictor
@@ -142,21 +154,45 @@ def _diagnostics(args: argparse.Namespace, samples: list, runs: list, context) -
     return write_diagnostics(Path(args.out), llm_rows, agreement, rollout, unjudged)
 
 
+def llm_judge_config(args: argparse.Namespace):
+    """The LLM judge's settings: the released judge's (its prompts from --judge-prompts,
+    temperature 0.6, 32,768 answer tokens) or ours (temperature 0, 2,048 tokens)."""
+    from bench.endpoint import EndpointConfig
+    from bench.judges.llm_judge import LLMJudgeConfig
+    from bench.judges.official_prompts import load_official_prompts
+
+    official = load_official_prompts(args.judge_prompts) if args.judge_prompts else None
+    default_tokens = OFFICIAL_MAX_TOKENS if official else 2048
+    return LLMJudgeConfig(
+        EndpointConfig(args.llm_judge, model=args.judge_model, concurrency=args.concurrency),
+        temperature=REFERENCE_TEMPERATURE if official else 0.0,
+        max_tokens=args.judge_max_tokens or default_tokens, max_attempts=args.judge_attempts,
+        cache_dir=Path(args.out) / "cache", official=official, scoring=args.scoring)
+
+
 def run_score(args: argparse.Namespace) -> int:
     from bench.evaluate import RUBRIC_JUDGE, summarize
     from bench.leaderboard import leaderboard_rows, write_leaderboard
     from bench.runner import score_predictions
 
-    rows, problems = score_predictions(Path(args.predictions))
+    rows, problems = score_predictions(Path(args.predictions), args.scoring)
     _report_problems(problems)
     if not rows:
         print("no predictions could be scored", file=sys.stderr)
         return 1
-    table = leaderboard_rows(summarize(rows), RUBRIC_JUDGE)
+    table = leaderboard_rows(summarize(rows), RUBRIC_JUDGE, args.scoring)
     _print_table(table)
     if args.out:
         write_leaderboard(table, Path(args.out))
     return 0
+
+
+def _scoring_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--scoring", choices=SCORING_MODES, default="official",
+                        help="official (default): the released evaluation's semantics, our "
+                             "strict checks only as diagnostic columns; strict: malformed "
+                             "output, echoes of the history and the GUI caps lower the score "
+                             "(not comparable with the published table)")
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -188,15 +224,22 @@ def register(commands: argparse._SubParsersAction) -> None:
                      help="also judge with the model behind this OpenAI-compatible base URL")
     run.add_argument("--judge-model", help="model name for --llm-judge (default: the first "
                                            "the endpoint lists)")
-    run.add_argument("--judge-max-tokens", type=int, default=2048,
-                     help="the most tokens of one LLM-judge answer")
+    run.add_argument("--judge-prompts", metavar="DIR",
+                     help="the prompts/ folder of a checkout of the released AgentWorldBench "
+                          "repository: --llm-judge becomes the official judge (its prompts, "
+                          "temperature 0.6, the whole history, forgiving answer parsing)")
+    run.add_argument("--judge-max-tokens", type=int, default=None,
+                     help=f"the most tokens of one LLM-judge answer (default {OFFICIAL_MAX_TOKENS} "
+                          "with --judge-prompts, else 2048)")
     run.add_argument("--judge-attempts", type=int, default=3,
                      help="how often the LLM judge is asked for a readable verdict")
     run.add_argument("--rollout", type=int, default=0, metavar="K",
                      help="free-running mode: feed each predictor's predictions back for K "
                           "steps and report the score by depth")
+    _scoring_argument(run)
     run.set_defaults(run=run_run)
     score = tools.add_parser("score", help="judge a predictions.jsonl")
     score.add_argument("--predictions", required=True)
+    _scoring_argument(score)
     score.add_argument("--out", help="write leaderboard.csv/.md/.png here")
     score.set_defaults(run=run_score)
