@@ -9,6 +9,7 @@ import dagster as dg
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from sources.markdown import markdown_cell
 from sources.storage import CheckOutcome
 
 PREVIEW_ROWS = 5
@@ -33,9 +34,7 @@ def _cell(value: Any) -> str:
         value = round(value, FLOAT_DIGITS)
     elif isinstance(value, list | tuple) and value and isinstance(value[0], float):
         value = [round(v, FLOAT_DIGITS) for v in value]
-    text = "" if value is None else str(value)
-    text = text.replace("\n", "⏎").replace("|", "\\|")
-    return text if len(text) <= PREVIEW_CELL_CHARS else text[: PREVIEW_CELL_CHARS - 1] + "…"
+    return markdown_cell("" if value is None else str(value), PREVIEW_CELL_CHARS)
 
 
 def markdown_preview(path: Path, columns: list[str] | None = None, rows: int = PREVIEW_ROWS) -> str:

@@ -21,6 +21,7 @@ from typing import Any
 import duckdb
 
 from quality.rules import RULE_IDS, Ambiguity, features_json_sql, moved_thresholds, parse_ambiguity
+from sources.markdown import markdown_cell
 from sources.storage import load_sql, parquet_view, query_arrow, write_parquet
 
 CATEGORIES: tuple[str, ...] = ("empty", "error", "unchanged", "echo", "boilerplate",
@@ -203,14 +204,10 @@ def examples_markdown(labels_path: Path, turns_path: Path, per_category: int = 2
         con.close()
     lines = ["| category | turn | action | observation |", "|---|---|---|---|"]
     for category, traj, turn, action, observation in rows:
-        lines.append(f"| {category} | {traj}#{turn} | {_cell(action, max_chars)} | "
-                     f"{_cell(observation, max_chars)} |")
+        lines.append(f"| {category} | {markdown_cell(f'{traj}#{turn}')} | "
+                     f"{markdown_cell(action or '', max_chars)} | "
+                     f"{markdown_cell(observation or '', max_chars)} |")
     return "\n".join(lines)
-
-
-def _cell(text: str | None, limit: int) -> str:
-    text = (text or "").replace("\n", " ⏎ ").replace("|", "\\|")
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def category_shares(parquet_glob: str, categories: Sequence[str] = CATEGORIES, digits: int = 3

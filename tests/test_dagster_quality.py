@@ -9,6 +9,7 @@ from pathlib import Path
 import dagster as dg
 import pyarrow.parquet as pq
 import pytest
+from ui_markdown import rendered_table
 
 from assets.ingest import raw_traces
 from assets.quality import trajectory_dedup, turn_features, turn_labels
@@ -47,8 +48,9 @@ def test_quality_assets_materialize_on_fixtures_with_passing_checks(
     # the page shows the share of turns per rule and the ambiguous count (issue 18)
     page = result.asset_materializations_for_node("turn_labels")[0].metadata
     assert page["ambiguous_turns"].value == sum(labels["ambiguous"].to_pylist())
-    rule_rows = page["rule_distribution"].value.splitlines()[2:]
-    turns_per_rule = {line.split("|")[1].strip(): int(line.split("|")[2]) for line in rule_rows}
+    # as the UI shows the table (cells are Markdown-escaped)
+    turns_per_rule = {row[0]: int(row[1])
+                      for row in rendered_table(page["rule_distribution"].value)}
     assert sum(turns_per_rule.values()) == labels.num_rows
     assert all(turns_per_rule[rule] == n for rule, n in
                collections.Counter(labels["rule"].to_pylist()).items())

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
+from ui_markdown import ui_problems
 
 from assets.asset_info import with_defaults
 from assets.definitions import ASSETS, defs
@@ -79,6 +80,16 @@ def test_every_column_is_described_and_previews_fit(web_run) -> None:
         assert undocumented == [], f"{name}: {undocumented}"
         header = metadata["preview"].value.splitlines()[0] if "preview" in metadata else "|"
         assert header.count("|") - 1 <= 5, name
+
+
+def test_markdown_metadata_reads_in_the_ui_as_written(web_run) -> None:
+    """Previews, example tables and plots render: no cell text read as an HTML tag, no image
+    the browser cannot load."""
+    problems = {f"{name}.{key}": ui_problems(value.value)
+                for name, metadata in _materializations(*web_run).items()
+                for key, value in metadata.items() if isinstance(value, dg.MarkdownMetadataValue)}
+    assert len(problems) >= 10
+    assert {key: found for key, found in problems.items() if found} == {}
 
 
 def test_check_results_carry_their_domain(web_run) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pyarrow.parquet as pq
 import pytest
 from quality_rows import trajectory, write_partition
+from ui_markdown import rendered_table, ui_problems
 
 from quality.features import compute_turn_features
 from quality.labels import (
@@ -132,3 +133,17 @@ def test_real_fixture_categories(traces_dir, tmp_path):
         tmp_path / "quality" / "turn_labels" / "domain=web" / "part-0.parquet",
         tmp_path / "data" / "raw_turns" / "domain=web" / "part-0.parquet")
     assert "| unchanged |" in preview and "OpenStreetMap" in preview
+    # mini-swe observations start with <returncode>: the UI (CommonMark) shows each cell as
+    # written, leading XML element included, not as an HTML tag that vanishes
+    swe_preview = examples_markdown(
+        tmp_path / "quality" / "turn_labels" / "domain=swe" / "part-0.parquet",
+        tmp_path / "data" / "raw_turns" / "domain=swe" / "part-0.parquet")
+    assert ui_problems(swe_preview) == []
+    shown = [row[3] for row in rendered_table(swe_preview)]
+    assert any(cell.startswith("<returncode>") for cell in shown), shown
+    observations = {(r["trajectory_id"], r["turn_index"]): r["observation"] for r in pq.read_table(
+        tmp_path / "data" / "raw_turns" / "domain=swe" / "part-0.parquet").to_pylist()}
+    for _, turn, _, observation in rendered_table(swe_preview):
+        trajectory_id, index = turn.rsplit("#", 1)
+        written = observations[(trajectory_id, int(index))].replace("\n", "⏎")
+        assert observation.rstrip("…") == written[:len(observation.rstrip("…"))], turn

@@ -30,3 +30,22 @@ def ui_problems(markdown: str) -> list[str]:
         elif token.type == "text" and "{data}" in token.content:
             problems.append(f"literal placeholder: {token.content.strip()[:60]}")
     return problems
+
+
+def rendered_table(markdown: str) -> list[list[str]]:
+    """The body cells of the first table in `markdown` as the reader sees them (plain text)."""
+    rows, row, cell, in_body = [], [], None, False
+    for token in _PARSER.parse(markdown):
+        if token.type == "tbody_open":
+            in_body = True
+        elif in_body and token.type == "tr_open":
+            row = []
+        elif in_body and token.type == "tr_close":
+            rows.append(row)
+        elif in_body and token.type == "inline":
+            cell = "".join(child.content for child in token.children or []
+                           if child.type in ("text", "code_inline"))
+            row.append(cell)
+        elif token.type == "tbody_close":
+            break
+    return rows
