@@ -11,6 +11,11 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")  # no display on a server; set before pyplot is imported
+# Tick labels as plain numbers: matplotlib's default writes 1e6 tokens as "1e6" beside the axis
+# (or an offset like "+1.2e3"), which a reader of the UI takes for the values. Every plot of the
+# pipeline (bench, training, release) draws through this module, so this holds for all of them.
+matplotlib.rcParams["axes.formatter.limits"] = (-9, 12)
+matplotlib.rcParams["axes.formatter.useoffset"] = False
 
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
