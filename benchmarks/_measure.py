@@ -1,13 +1,15 @@
 """What every benchmark script measures the same way: wall and CPU seconds, peak RSS.
 
-Wall time is what a user waits; CPU time (this process's) is printed beside it where the
-machine is shared, since wall time then measures the neighbours as much as the code. Peak RSS
-is the kernel's high-water mark (Linux reports kilobytes), of this process or of the largest
-child process that has ended.
+Wall time is what a user waits; CPU time (this process's and its ended children's: worker
+processes) is printed beside it where the machine is shared, since wall time then measures the
+neighbours as much as the code; so is the load average. Peak RSS is the kernel's high-water mark
+(Linux reports kilobytes), of this process or of the largest child process that has ended.
+Every script ends with one `result: name=value ...` line (`result_line`) for programs to read.
 """
 
 from __future__ import annotations
 
+import os
 import resource
 import time
 from collections.abc import Callable, Iterator
@@ -32,11 +34,29 @@ class Lap:
 def stopwatch() -> Iterator[Lap]:
     """`with stopwatch() as lap:` ... then lap.wall and lap.cpu."""
     lap = Lap()
-    wall, cpu = time.perf_counter(), time.process_time()
+    wall, cpu = time.perf_counter(), cpu_seconds()
     try:
         yield lap
     finally:
-        lap.wall, lap.cpu = time.perf_counter() - wall, time.process_time() - cpu
+        lap.wall, lap.cpu = time.perf_counter() - wall, cpu_seconds() - cpu
+
+
+def cpu_seconds() -> float:
+    """User + system CPU seconds of this process and of its children that have ended."""
+    return sum(usage.ru_utime + usage.ru_stime for usage in (
+        resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)))
+
+
+def load_average() -> str:
+    """The 1, 5 and 15 minute load averages ("2.1/1.9/1.5"): how busy the machine was."""
+    return "/".join(f"{value:.1f}" for value in os.getloadavg())
+
+
+def result_line(**figures: float | int | str) -> str:
+    """`result: name=value ...`: a script's figures in one line a program can read."""
+    return "result: " + " ".join(
+        f"{name}={value:.6g}" if isinstance(value, float) else f"{name}={value}"
+        for name, value in figures.items())
 
 
 def timed(work: Callable[[], Result]) -> tuple[Result, Lap]:

@@ -36,7 +36,8 @@ def generated_work(turns: int, seed: int, prefix: str) -> Iterator[Path]:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def ingest_generated(work: Path, domain: str, data: Path):
+def ingest_generated(work: Path, domain: str, data: Path, workers: int = 1):
     """Ingest one domain of work's generated corpus into `data` (returns the ingest stats)."""
     folder = generated_folder(work / "corpus", domain)
-    return write_tables([make_spec(f"{domain}-generated", folder, domain)], data)
+    return write_tables([make_spec(f"{domain}-generated", folder, domain)], data,
+                        workers=workers)

@@ -1,9 +1,11 @@
 """Benchmark ingest: turns/second and peak memory of readers + Parquet sinks, and streaming.
 
-    python benchmarks/perf_ingest.py [--turns 200000] [--big-jsonl-mb 500]
+    python benchmarks/perf_ingest.py [--turns 200000] [--big-jsonl-mb 500] [--workers 2]
 
 1. Generates about --turns turns with the scale generator (all seven domains, native formats)
-   and ingests them with `sources.ingest.write_tables`, printing turns/s per domain and peak RSS.
+   and ingests them with `sources.ingest.write_tables` (inputs read in --workers processes),
+   in one run, printing turns per source, turns/s, CPU seconds (with the workers'), the load
+   average and peak RSS.
 2. Writes one large chat JSONL file of --big-jsonl-mb MB (many trajectories in one file) and
    ingests it, printing the peak RSS growth: streaming readers keep it far below the file size.
 """
@@ -17,8 +19,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repo, when run as a file
 
-from benchmarks._measure import peak_rss_mb, stopwatch  # noqa: E402
-from benchmarks.corpus import generated_work, ingest_generated  # noqa: E402
+from benchmarks._measure import (  # noqa: E402
+    load_average,
+    peak_rss_mb,
+    result_line,
+    stopwatch,
+)
+from benchmarks.corpus import generated_folder, generated_work  # noqa: E402
 from sources.catalog import make_spec  # noqa: E402
 from sources.ingest import write_tables  # noqa: E402
 from sources.schema import DOMAINS  # noqa: E402
@@ -48,22 +55,30 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=200_000)
     parser.add_argument("--big-jsonl-mb", type=int, default=500)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
     with generated_work(args.turns, args.seed, "worldtrace-perf-ingest-") as work:
-        print(f"{'domain':<10}{'trajs':>8}{'turns':>10}{'seconds':>9}{'turns/s':>10}")
-        total_turns = 0
+        print(f"load average before: {load_average()}; {args.workers} reading processes")
+        # One run over the seven sources, as `worldtrace ingest` runs a catalog: one pool.
+        specs = [make_spec(f"{d}-generated", generated_folder(work / "corpus", d), d)
+                 for d in DOMAINS]
         with stopwatch() as all_domains:
-            for domain in DOMAINS:
-                with stopwatch() as lap:
-                    stats = ingest_generated(work, domain, work / "data")
-                turns = stats.total("turns")
-                total_turns += turns
-                assert stats.total("quarantined") == 0
-                print(f"{domain:<10}{stats.total('trajectories'):>8}{turns:>10}{lap.wall:>9.1f}"
-                      f"{turns / lap.wall:>10,.0f}")
-        wall = all_domains.wall
-        print(f"all       {total_turns:>18} {wall:>8.1f} {total_turns / wall:>9,.0f}")
-        print(f"peak RSS after corpus ingest: {peak_rss_mb():,.0f} MB")
+            stats = write_tables(specs, work / "data", workers=args.workers)
+        assert stats.total("quarantined") == 0
+        print(f"{'source':<20}{'trajs':>8}{'turns':>10}")
+        for row in stats.as_table():
+            print(f"{row['source']:<20}{row['trajectories']:>8}{row['turns']:>10}")
+        total_turns = stats.total("turns")
+        print(f"{'all':<20}{stats.total('trajectories'):>8}{total_turns:>10}")
+        print(f"wall {all_domains.wall:.1f} s, cpu {all_domains.cpu:.1f} s (with the workers')")
+        wall, cpu = all_domains.wall, all_domains.cpu
+        print(f"turns/s: {total_turns / wall:,.0f} (wall), {total_turns / cpu:,.0f} a CPU second")
+        rss = max(peak_rss_mb(), peak_rss_mb(children=True))
+        print(f"peak RSS after corpus ingest: {peak_rss_mb():,.0f} MB (largest worker "
+              f"{peak_rss_mb(children=True):,.0f} MB); load average after: {load_average()}")
+        figures = {"turns": total_turns, "turns_per_s": total_turns / wall, "wall_s": wall,
+                   "cpu_s": cpu, "turns_per_cpu_s": total_turns / cpu, "peak_rss_mb": rss,
+                   "workers": args.workers, "load_avg": load_average()}
 
         if args.big_jsonl_mb:
             big = work / "big.jsonl"
@@ -79,6 +94,8 @@ def main() -> None:
             print(f"peak RSS before {before:,.0f} MB, after {peak_rss_mb():,.0f} MB "
                   f"(growth {peak_rss_mb() - before:,.0f} MB for a "
                   f"{big.stat().st_size / 1e6:,.0f} MB file)")
+            figures["big_jsonl_rss_growth_mb"] = peak_rss_mb() - before
+        print(result_line(**figures))
 
-if __name__ == "__main__":
+if __name__ == "__main__":  # (the guard matters: the reading processes are spawned)
     main()

@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repo, when run as a file
 
-from benchmarks._measure import stopwatch  # noqa: E402
+from benchmarks._measure import load_average, peak_rss_mb, result_line, stopwatch  # noqa: E402
 from benchmarks.corpus import generated_work, ingest_generated  # noqa: E402
 from quality.checks import nothing_left_to_scrub  # noqa: E402
 from quality.scrub import scrub_partition  # noqa: E402
@@ -83,6 +83,9 @@ def main() -> None:
         print(f"{'all':<10}{int(total_turns):>9,}{total_mb:>7.1f}{'':>10}{total_seconds:>9.1f}"
               f"{total_turns / total_seconds:>9,.0f}{total_mb / total_seconds:>7.1f}"
               f"{total_check:>9.1f}")
+        print(result_line(turns=int(total_turns), turns_per_s=total_turns / total_seconds,
+                          wall_s=total_seconds, mb_per_s=total_mb / total_seconds,
+                          peak_rss_mb=peak_rss_mb(), load_avg=load_average()))
 
 
 if __name__ == "__main__":
