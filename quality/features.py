@@ -302,7 +302,13 @@ def _batch_features(con: duckdb.DuckDBPyConnection, batch: pa.Table, traj_offset
     tokens = _tokenise(batch, config)
     obs_sig = signatures(tokens.observation_shingles(), config.minhash)
     residual, action_share = _residual_observation_shingles(tokens, config.shingles.ngram)
-    residual_sig = signatures(residual, config.minhash)
+    # An observation without a word of its action keeps all its shingles: its residual
+    # signature is its own (the same shingles give the same minima), so only the others are
+    # computed (a third to most of the rows, by domain).
+    residual_sig = obs_sig.copy()
+    changed = action_share > 0  # NaN (no words) and 0: unchanged
+    if changed.any():
+        residual_sig[changed] = signatures(residual.subset(changed), config.minhash)
     stats.seconds["shingles + minhash"] += time.perf_counter() - clock
 
     clock = time.perf_counter()

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
+from functools import lru_cache
 from typing import Any
 
 import pyarrow as pa
@@ -58,27 +59,44 @@ def call_arguments(action: str) -> Any:
         return None
 
 
-def field_pairs(value: Any, key: str | None = None) -> Iterator[tuple[str, str]]:
+@lru_cache(maxsize=65536)
+def _normal_key(key: str) -> str:
+    """A key without case and punctuation (keys repeat: cached)."""
+    return _KEY_NOISE.sub("", key.lower())
+
+
+def field_pairs(value: Any, key: str | None = None,
+                keys: Container[str] | None = None) -> Iterator[tuple[str, str]]:
     """(normalised key, JSON value) of every keyed leaf; a list of scalars is one leaf, null and
-    empty strings are none (defaults, not something sent)."""
+    empty strings are none (defaults, not something sent). With `keys`, only the leaves whose
+    normalised key is in it (the others' values are not even written out)."""
     if isinstance(value, dict):
         for name, item in value.items():
-            yield from field_pairs(item, str(name))
+            yield from field_pairs(item, str(name), keys)
     elif isinstance(value, list):
         if key is not None and value and not any(isinstance(v, (dict, list)) for v in value):
-            yield _KEY_NOISE.sub("", key.lower()), json.dumps(value, sort_keys=True)
+            normal = _normal_key(key)
+            if keys is None or normal in keys:
+                yield normal, json.dumps(value, sort_keys=True)
         else:
             for item in value:
-                yield from field_pairs(item, key)
+                yield from field_pairs(item, key, keys)
     elif key is not None and value is not None and value != "":
-        text = value.strip() if isinstance(value, str) else json.dumps(value)
-        yield _KEY_NOISE.sub("", key.lower()), text
+        normal = _normal_key(key)
+        if keys is None or normal in keys:
+            yield normal, value.strip() if isinstance(value, str) else json.dumps(value)
 
 
-def mirrored_fields(action: str, observation: str) -> tuple[int, int]:
+_UNPARSED = object()
+
+
+def mirrored_fields(action: str, observation: str, arguments: Any = _UNPARSED
+                    ) -> tuple[int, int]:
     """(fields_sent, fields_mirrored) of one turn; (0, 0) unless the action has JSON arguments
-    with keys and the observation is a JSON object (or a list of exactly one)."""
-    arguments = call_arguments(action or "")
+    with keys and the observation is a JSON object (or a list of exactly one). `arguments`:
+    the action's `call_arguments`, when the caller has parsed them already."""
+    if arguments is _UNPARSED:
+        arguments = call_arguments(action or "")
     sent = set(field_pairs(arguments)) if isinstance(arguments, dict) else set()
     text = (observation or "").strip()
     if not sent or text[:1] not in ("{", "[") or len(text) > MAX_REPLY_CHARS:
@@ -91,7 +109,8 @@ def mirrored_fields(action: str, observation: str) -> tuple[int, int]:
         reply = reply[0]  # a reply that wraps the one object it made in a list
     if not isinstance(reply, dict):
         return 0, 0
-    return len(sent), len(sent & set(field_pairs(reply)))
+    wanted = {key for key, _ in sent}  # a reply's leaf under another key cannot match
+    return len(sent), len(sent & set(field_pairs(reply, keys=wanted)))
 
 
 def write_call(tool_name: str | None) -> bool:
@@ -102,9 +121,14 @@ def write_call(tool_name: str | None) -> bool:
 
 
 def mirrored_columns(actions: list[str], observations: list[str],
-                     tool_names: list[str | None]) -> dict[str, pa.Array]:
-    """The MIRRORED_COLUMN_DOCS columns, in row order."""
-    pairs = [mirrored_fields(a, o) for a, o in zip(actions, observations, strict=True)]
+                     tool_names: list[str | None], arguments: list[Any] | None = None
+                     ) -> dict[str, pa.Array]:
+    """The MIRRORED_COLUMN_DOCS columns, in row order (`arguments`: each action's
+    `call_arguments`, when the caller has them)."""
+    if arguments is None:
+        arguments = [call_arguments(a or "") for a in actions]
+    pairs = [mirrored_fields(a, o, parsed)
+             for a, o, parsed in zip(actions, observations, arguments, strict=True)]
     return {"fields_sent": pa.array([p[0] for p in pairs], pa.int32()),
             "fields_mirrored": pa.array([p[1] for p in pairs], pa.int32()),
             "write_call": pa.array([write_call(t) for t in tool_names], pa.bool_())}

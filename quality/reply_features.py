@@ -84,6 +84,7 @@ _LINE_PREFIX = re.compile(r"(?m)^[ \t]*(\d+:|[+>] |[\w.-]+@[\w.-]+:[~/\w.-]*[#$]
 # A key of a JSON object ("status":) or of a YAML line (data_id:, - status:).
 _REPLY_KEY = re.compile(r'(?m)"[\w .-]{1,40}"\s*:|^[ \t]*-?[ \t]*[a-z_][a-z0-9_]*:(?=\s|$)')
 _NOT_CONTENT = string.punctuation + string.whitespace  # a line of only these is no content
+_HAS_CONTENT = re.compile(f"[^{re.escape(_NOT_CONTENT)}]")
 MIN_ECHO_LINE = 8  # an action line shorter than this restates nothing when found in a line
 LINE_MAX_CHARS = 12_000  # line shares are computed for observations up to this long
 
@@ -112,11 +113,13 @@ def _leaves(value: Any) -> Iterable[str]:
     return (text.strip() for text in strings_in(value))
 
 
-def action_values(action: str) -> list[str]:
+def action_values(action: str, parsed: Any = None) -> list[str]:
     """The action's argument values, longest first: the leaves of `name({...})` JSON
-    arguments (or of a bare JSON object), else its lines and its path-like tokens."""
+    arguments (or of a bare JSON object), else its lines and its path-like tokens. `parsed`:
+    its `call_arguments`, when the caller has them."""
     values: list[str] = []
-    parsed = call_arguments(action)
+    if parsed is None:
+        parsed = call_arguments(action)
     if isinstance(parsed, (dict, list)):
         values = list(_leaves(parsed))
     else:
@@ -196,8 +199,7 @@ def repeat_masked(observations: list[str], flat: list[str], turn: np.ndarray,
 
 def _line_keys(masked: str) -> list[str]:
     """The distinct content lines of a masked text (masked_texts), stripped."""
-    lines = {line.strip() for line in masked.splitlines()}
-    return sorted(line for line in lines if line.strip(_NOT_CONTENT))
+    return sorted(filter(_HAS_CONTENT.search, set(map(str.strip, masked.splitlines()))))
 
 
 def _action_lines(action: str, values: list[str]) -> set[str]:
@@ -269,14 +271,16 @@ def reply_columns(batch: pa.Table, turn: np.ndarray) -> dict[str, pa.Array]:
     """The REPLY_COLUMN_DOCS columns of a batch of whole trajectories, in row order."""
     actions = batch["action"].to_pylist()
     observations = batch["observation"].to_pylist()
-    action_args = [action_values(a or "") for a in actions]
+    arguments = [call_arguments(a or "") for a in actions]  # parsed once, used twice
+    action_args = [action_values(a or "", parsed) for a, parsed in zip(actions, arguments,
+                                                                        strict=True)]
     rows = [reply_row(v, o or "") for v, o in zip(action_args, observations, strict=True)]
     found, words, ack, confirm, foreign = (list(c) for c in zip(*rows, strict=True)) if rows \
         else ([], [], [], [], [])
     flat, lined = masked_texts(observations)
     action_share, seen_share = line_shares(actions, action_args, observations, lined, turn)
     return {
-        **mirrored_columns(actions, observations, batch["tool_name"].to_pylist()),
+        **mirrored_columns(actions, observations, batch["tool_name"].to_pylist(), arguments),
         "action_line_share": pa.array(action_share, pa.float64()),
         "seen_line_share": pa.array(seen_share, pa.float64()),
         "arg_chars_found": pa.array(found, pa.int32()),
