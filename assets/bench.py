@@ -10,23 +10,18 @@ leaderboard's Overall is a mean over all seven domains, so each asset runs over 
 
 import base64
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 
 import dagster as dg
 
 from assets.resources import WorldtraceStorage
-from assets.splits import domain_tables_metadata
-from assets.table_metadata import check_result, records_table
+from assets.table_metadata import check_result, reads, records_table, table_metadata
 from bench import checks
 from bench.build import BuildConfig, build_domain
-from bench.compare import MODEL_PREFIX, head_to_head, short_name, standing
+from bench.compare import MODEL_PREFIX, compare_models, model_specs
 from bench.evaluate import (
-    PREDICTION_COLUMN_DOCS,
-    PREDICTION_SCHEMA,
     RUBRIC_JUDGE,
-    SCORE_COLUMN_DOCS,
-    SCORE_SCHEMA,
     judge_outputs,
     predict,
     sent_fields,
@@ -39,19 +34,24 @@ from bench.prompts import PROMPT_VERSION
 from bench.sample import first_per_domain
 from bench.scoring import AXES, OFFICIAL_COUNTS
 from bench.store import (
-    BENCH_COLUMN_DOCS,
-    BENCH_TABLE,
     official_dir,
     read_rows,
     read_samples,
     write_rows,
     write_samples,
 )
+from bench.tables import AGENTWORLDBENCH, BENCH_PREDICTIONS, BENCH_SCORES, LEADERBOARD
+from quality.tables import (
+    DEDUP_SIGNATURES,
+    SCRUBBED_TRAJECTORIES,
+    SCRUBBED_TURNS,
+    TRAJECTORY_SPLIT,
+    TURN_LABELS,
+)
 from sources.schema import DOMAINS
-from sources.storage import atomic_path
+from training.tables import MODELS, UNTRAINED_MODEL, model_folders
 
 GROUP = "bench"
-PREDICTIONS, SCORES = "bench_predictions", "bench_scores"
 
 
 class BenchSettings(dg.Config):
@@ -89,12 +89,14 @@ class PredictorSettings(dg.Config):
     model_temperature: float = REFERENCE_TEMPERATURE
 
 
-@dg.asset(group_name=GROUP, deps=["trajectory_split", "turn_labels", "scrubbed_turns"],
+@dg.asset(group_name=GROUP,
+          deps=reads(TRAJECTORY_SPLIT, SCRUBBED_TRAJECTORIES, SCRUBBED_TURNS, TURN_LABELS,
+                     DEDUP_SIGNATURES),
           check_specs=[
-              dg.AssetCheckSpec("samples_in_bench_pool", asset=BENCH_TABLE,
+              dg.AssetCheckSpec("samples_in_bench_pool", asset=AGENTWORLDBENCH.name,
                                 description="Every bench sample comes from a trajectory of "
                                             "the bench pool of trajectory_split."),
-              dg.AssetCheckSpec("no_near_duplicate_in_train", asset=BENCH_TABLE,
+              dg.AssetCheckSpec("no_near_duplicate_in_train", asset=AGENTWORLDBENCH.name,
                                 description="No bench sample's trajectory has a near "
                                             "duplicate left in the train pool.")])
 def agentworldbench(context: dg.AssetExecutionContext, config: BenchSettings,
@@ -119,7 +121,7 @@ def agentworldbench(context: dg.AssetExecutionContext, config: BenchSettings,
                          f"(shortfall {stats.shortfall})")
     write_official(samples, official_dir(storage.data_path))
     yield dg.MaterializeResult(metadata={
-        **domain_tables_metadata(storage.data_path, BENCH_TABLE, BENCH_COLUMN_DOCS,
+        **table_metadata(AGENTWORLDBENCH, storage.data_path, None,
                                  ["id", "source", "turn_idx", "category", "current_action",
                                   "reference"]),
         "config": str(build), "prompt_version": PROMPT_VERSION,
@@ -133,17 +135,10 @@ def agentworldbench(context: dg.AssetExecutionContext, config: BenchSettings,
                        checks.no_near_duplicate_in_train(storage.data_path, samples))
 
 
-def model_specs(data_dir: Path, names: Sequence[str] | None = None) -> list[str]:
-    """hf_local specs for the model folders under {data}/models (those holding a config.json):
-    the named ones, or every one."""
-    models = data_dir / "models"
-    folders = sorted(models.glob("*")) if names is None else [models / name for name in names]
-    return [f"{MODEL_PREFIX}{folder}" for folder in folders if (folder / "config.json").exists()]
-
-
 def predictor_specs(settings: PredictorSettings, data_dir: Path) -> list[str]:
     """The configured specs, plus hf_local for each model folder with include_models."""
-    return [*settings.predictors, *(model_specs(data_dir) if settings.include_models else [])]
+    return [*settings.predictors,
+            *(model_specs(model_folders(data_dir)) if settings.include_models else [])]
 
 
 def model_stats(predictor: object) -> dict[str, int]:
@@ -153,8 +148,8 @@ def model_stats(predictor: object) -> dict[str, int]:
             if hasattr(stats, k)}
 
 
-@dg.asset(group_name=GROUP, deps=[BENCH_TABLE, "untrained_model", "cpt_model", "sft_model",
-                                  "rl_model"])
+@dg.asset(group_name=GROUP, deps=reads(AGENTWORLDBENCH, TRAJECTORY_SPLIT, SCRUBBED_TURNS,
+                                       *MODELS))
 def bench_predictions(context: dg.AssetExecutionContext, config: PredictorSettings,
                       storage: WorldtraceStorage) -> dg.MaterializeResult:
     """The raw output of every configured predictor for every bench sample (baselines
@@ -185,9 +180,9 @@ def bench_predictions(context: dg.AssetExecutionContext, config: PredictorSettin
                       "samples_per_s": round(len(asked) / max(seconds, 1e-9), 1),
                       **model_stats(predictor)})
         context.log.info(f"{predictor.name}: {len(asked)} samples in {seconds:.1f}s")
-    write_rows(rows, storage.data_path, PREDICTIONS, PREDICTION_SCHEMA)
+    write_rows(rows, storage.data_path, BENCH_PREDICTIONS)
     return dg.MaterializeResult(metadata={
-        **domain_tables_metadata(storage.data_path, PREDICTIONS, PREDICTION_COLUMN_DOCS,
+        **table_metadata(BENCH_PREDICTIONS, storage.data_path, None,
                                  ["id", "predictor", "output"]),
         "predictors": dg.MetadataValue.md(records_table(speed)),
         "model_samples_per_domain": config.model_samples_per_domain,
@@ -198,14 +193,14 @@ def bench_predictions(context: dg.AssetExecutionContext, config: PredictorSettin
     })
 
 
-@dg.asset(group_name=GROUP, deps=[PREDICTIONS])
+@dg.asset(group_name=GROUP, deps=reads(AGENTWORLDBENCH, BENCH_PREDICTIONS))
 def bench_scores(context: dg.AssetExecutionContext, storage: WorldtraceStorage
                  ) -> dg.MaterializeResult:
     """Every prediction judged by the offline reference-grounded rubric (five axes 1..5, GUI
     caps) and the domain's rule verifier, with the official 0..100 sample score, the malformed
     flag and the echo flag (a prediction that repeats the history while the real one did not)."""
     samples = {s.id: s for s in read_samples(storage.data_path)}
-    predictions = read_rows(storage.data_path, PREDICTIONS)
+    predictions = read_rows(storage.data_path, BENCH_PREDICTIONS)
     started = time.perf_counter()
     rows = []
     for name in sorted({p["predictor"] for p in predictions}):
@@ -213,13 +208,13 @@ def bench_scores(context: dg.AssetExecutionContext, storage: WorldtraceStorage
         rows += judge_outputs([samples[p["id"]] for p in mine], [p["output"] for p in mine], name,
                               {p["id"]: p["failure_reason"] for p in mine})
     seconds = time.perf_counter() - started
-    write_rows(rows, storage.data_path, SCORES, SCORE_SCHEMA)
+    write_rows(rows, storage.data_path, BENCH_SCORES)
     context.log.info(f"judged {len(rows)} predictions in {seconds:.1f}s")
     axes_rows = [{"predictor": s.predictor, "domain": domain,
                   **{axis: round(axes[axis], 1) if axis in axes else None for axis in AXES}}
                  for s in summarize(rows) for domain, axes in s.axes.items()]
     return dg.MaterializeResult(metadata={
-        **domain_tables_metadata(storage.data_path, SCORES, SCORE_COLUMN_DOCS,
+        **table_metadata(BENCH_SCORES, storage.data_path, None,
                                  ["id", "predictor", *AXES, "score", "malformed"]),
         "judge": RUBRIC_JUDGE,
         "judge_samples_per_s": round(len(rows) / max(seconds, 1e-9), 1),
@@ -227,7 +222,7 @@ def bench_scores(context: dg.AssetExecutionContext, storage: WorldtraceStorage
     })
 
 
-@dg.asset(group_name=GROUP, deps=[SCORES])
+@dg.asset(group_name=GROUP, deps=reads(BENCH_SCORES))
 def leaderboard(context: dg.AssetExecutionContext, storage: WorldtraceStorage
                 ) -> dg.MaterializeResult:
     """Our predictor runs with the published table's columns (MCP, Search, Terminal, SWE,
@@ -235,11 +230,13 @@ def leaderboard(context: dg.AssetExecutionContext, storage: WorldtraceStorage
     the released eval.py prints), failed samples per domain, malformed and echo rates, beside
     the published rows (marked published, drawn in their own panel): CSV, Markdown and a PNG
     chart in the data directory's `leaderboard/` folder."""
-    scores = read_rows(storage.data_path, SCORES)
+    data = storage.data_path
+    scores = read_rows(data, BENCH_SCORES)
     summaries = summarize(scores)
     rows = leaderboard_rows(summaries, RUBRIC_JUDGE)
-    paths = write_leaderboard(rows, storage.data_path / "leaderboard")
-    comparison = models_comparison(scores, storage.data_path / "leaderboard")
+    paths = write_leaderboard(rows, LEADERBOARD.dir(data))
+    text, comparison = compare_models(scores, f"{MODEL_PREFIX}{UNTRAINED_MODEL.name}",
+                                      LEADERBOARD.dir(data) / "models_vs_baselines.md")
     chart = base64.b64encode(paths["png"].read_bytes()).decode()
     for summary in summaries:
         context.log.info(f"{summary.predictor}: overall_macro {summary.overall.macro}, "
@@ -253,40 +250,6 @@ def leaderboard(context: dg.AssetExecutionContext, storage: WorldtraceStorage
         "png": dg.MetadataValue.path(str(paths["png"])),
         **{f"overall_{s.predictor}": round(s.overall.macro, 2) for s in summaries
            if s.overall.macro is not None},
+        **({"models_vs_baselines": dg.MetadataValue.md(text)} if text else {}),
         **comparison,
     })
-
-
-UNTRAINED = f"{MODEL_PREFIX}untrained_model"
-BASELINES = ("copy_last", "empty", "retrieval")
-
-
-def models_comparison(scores: list[dict], out_dir: Path) -> dict:
-    """Each trained model against untrained_model and the baselines on the samples they all
-    share (bench.compare), as metadata and models_vs_baselines.md; empty without models."""
-    present = {row["predictor"] for row in scores}
-    trained = sorted(p for p in present if p.startswith(MODEL_PREFIX) and p != UNTRAINED)
-    if not trained or UNTRAINED not in present or "copy_last" not in present:
-        return {}
-    compared = [*trained, UNTRAINED, *(b for b in BASELINES if b in present)]
-    table = head_to_head(scores, compared)
-    if not table:  # every sample failed for one of them: nothing shared to compare on
-        return {"models_vs_baselines": "no sample was scored for every compared predictor"}
-    rounded = [{k: round(v, 2) if isinstance(v, float) else v for k, v in row.items()}
-               for row in table]
-    score_columns = ["domain", "samples", *map(short_name, compared)]
-    format_columns = ["domain", *(f"{short_name(p)} format" for p in [*trained, UNTRAINED])]
-    lines = [standing(table, model, UNTRAINED, "copy_last") for model in trained]
-    text = (f"Scores (0..100) on the samples every compared predictor answered:\n\n"
-            f"{to_markdown(rounded, score_columns)}\n\nFormat axis (0..100):\n\n"
-            f"{to_markdown(rounded, format_columns)}\n\n" + "\n".join(f"- {x}" for x in lines))
-    with atomic_path(out_dir / "models_vs_baselines.md") as tmp:
-        tmp.write_text(text + "\n", encoding="utf-8")
-    overall = table[-1]
-    return {"models_vs_baselines": dg.MetadataValue.md(text),
-            **{f"{short_name(m)}_minus_untrained": round(overall[short_name(m)]
-                                                         - overall[short_name(UNTRAINED)], 2)
-               for m in trained},
-            **{f"{short_name(m)}_minus_copy_last": round(overall[short_name(m)]
-                                                         - overall["copy_last"], 2)
-               for m in trained}}

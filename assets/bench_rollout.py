@@ -11,25 +11,18 @@ import base64
 
 import dagster as dg
 
-from assets.bench import model_specs
 from assets.resources import WorldtraceStorage
-from assets.splits import domain_tables_metadata
-from assets.table_metadata import records_table
+from assets.table_metadata import reads, records_table, table_metadata
+from bench.compare import model_specs
 from bench.diagnostics import rollout_chains, write_decay_chart
 from bench.judges.rubric import judge
 from bench.official import REFERENCE_TEMPERATURE
 from bench.predictors.base import PredictorContext, build_predictor
-from bench.rollout import STEP_SCHEMA, decay_table, free_run, pick_chains
-from bench.store import BENCH_TABLE, read_samples, write_rows
-
-ROLLOUT = "bench_rollout"
-ROLLOUT_SCHEMA_DOCS = {
-    "chain": "id of the bench sample the chain starts from",
-    "depth": "1 = the teacher-forced bench step; d = d-1 own predictions in the history",
-    "score": "free-running sample score (0-100, rubric)",
-    "teacher_score": "the same turn with the real history (0-100, rubric)",
-    "prediction": "the free-running predicted observation fed to the next step",
-}
+from bench.rollout import decay_table, free_run, pick_chains
+from bench.store import read_samples, write_rows
+from bench.tables import AGENTWORLDBENCH, BENCH_ROLLOUT, LEADERBOARD
+from quality.tables import SCRUBBED_TURNS
+from training.tables import MODELS, RL_MODEL, UNTRAINED_MODEL, model_folders
 
 
 class RolloutSettings(dg.Config):
@@ -40,14 +33,13 @@ class RolloutSettings(dg.Config):
     depth: int = 3
     chains_per_domain: int = 3
     predictors: list[str] = ["copy_last"]
-    models: list[str] = ["untrained_model", "rl_model"]
+    models: list[str] = [UNTRAINED_MODEL.name, RL_MODEL.name]
     max_new_tokens: int = 128
     model_max_prompt_tokens: int = 640  # as bench_predictions: the prompt budget trained on
     model_temperature: float = REFERENCE_TEMPERATURE
 
 
-@dg.asset(group_name="bench", deps=[BENCH_TABLE, "raw_turns", "untrained_model", "cpt_model",
-                                     "sft_model", "rl_model"])
+@dg.asset(group_name="bench", deps=reads(AGENTWORLDBENCH, SCRUBBED_TURNS, *MODELS))
 def bench_rollout(context: dg.AssetExecutionContext, config: RolloutSettings,
                   storage: WorldtraceStorage) -> dg.MaterializeResult:
     """Free-running mode: each predictor's own predictions fed back for `depth` steps; the score
@@ -58,19 +50,19 @@ def bench_rollout(context: dg.AssetExecutionContext, config: RolloutSettings,
                                          max_prompt_tokens=config.model_max_prompt_tokens or None,
                                          temperature=config.model_temperature)
     steps_rows, decay_rows = [], []
-    for spec in [*config.predictors, *model_specs(data, config.models)]:
+    for spec in [*config.predictors, *model_specs(model_folders(data, config.models))]:
         predictor = build_predictor(spec, predictor_context)
         steps = free_run(predictor, chains, config.depth, judge,
                          on_step=lambda d, n, name=predictor.name:
                          context.log.info(f"{name}: depth {d}, {n} chains"))
         steps_rows += [{"predictor": predictor.name, **vars(step)} for step in steps]
         decay_rows += [{"predictor": predictor.name, **row} for row in decay_table(steps)]
-    write_rows(steps_rows, data, ROLLOUT, STEP_SCHEMA)
-    chart = write_decay_chart(decay_rows, data / "leaderboard" / "rollout.png")
+    write_rows(steps_rows, data, BENCH_ROLLOUT)
+    chart = write_decay_chart(decay_rows, LEADERBOARD.dir(data) / "rollout.png")
     encoded = base64.b64encode(chart.read_bytes()).decode()
     return dg.MaterializeResult(metadata={
-        **domain_tables_metadata(data, ROLLOUT, ROLLOUT_SCHEMA_DOCS,
-                                 ["chain", "predictor", "depth", "score", "teacher_score"]),
+        **table_metadata(BENCH_ROLLOUT, data, None,
+                         ["chain", "predictor", "depth", "score", "teacher_score"]),
         "chains": len(chains),
         "decay": dg.MetadataValue.md(records_table([r for r in decay_rows
                                                     if r["domain"] == "all"])),

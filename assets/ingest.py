@@ -23,25 +23,16 @@ from assets.asset_info import asset_info, domain_check
 from assets.partitions import domain_partitions
 from assets.resources import WorldtraceStorage
 from assets.table_metadata import check_result, records_table, table_metadata
-from sources import table_checks
+from sources import table_checks, tables
 from sources.ingest import IngestStats, write_tables
-from sources.schema import (
-    QUARANTINE_COLUMN_DOCS,
-    QUARANTINE_SCHEMA,
-    TRAJECTORY_COLUMN_DOCS,
-    TRAJECTORY_SCHEMA,
-    TURN_COLUMN_DOCS,
-    TURN_SCHEMA,
-)
 from sources.source_merge import load_manifest
-from sources.storage import partition_path
 
 PROGRESS_EVERY = 1000  # trajectories between progress log lines
 REASON_CHARS, REASON_ROWS = 60, 20  # the quarantine's reason summary: first words, top rows
 
-RAW_TRAJECTORIES = dg.AssetKey("raw_trajectories")
-RAW_TURNS = dg.AssetKey("raw_turns")
-INGEST_QUARANTINE = dg.AssetKey("ingest_quarantine")
+TABLES = {dg.AssetKey(t.name): t
+          for t in (tables.RAW_TRAJECTORIES, tables.RAW_TURNS, tables.INGEST_QUARANTINE)}
+RAW_TRAJECTORIES, RAW_TURNS, INGEST_QUARANTINE = TABLES
 
 ingest_checks = [
     domain_check("schema", RAW_TURNS, "Columns and types are exactly the canonical turn schema "
@@ -90,15 +81,9 @@ def quarantine_metadata(path: Path, stats: IngestStats) -> dict:
 
 @dg.multi_asset(
     specs=[
-        dg.AssetSpec(RAW_TRAJECTORIES, group_name="sources", deps=["generated_traces"],
-                     description="One row per trajectory: task, outcome, source, metadata.",
-                     **INFO),
-        dg.AssetSpec(RAW_TURNS, group_name="sources", deps=["generated_traces"],
-                     description="One row per turn: the action and the observation it got.",
-                     **INFO),
-        dg.AssetSpec(INGEST_QUARANTINE, group_name="sources", deps=["generated_traces"],
-                     description="Every file or record that could not be read, where and why.",
-                     **INFO),
+        dg.AssetSpec(key, group_name="sources", deps=["generated_traces"],
+                     description=table.description, **INFO)
+        for key, table in TABLES.items()
     ],
     check_specs=ingest_checks,
     partitions_def=domain_partitions,
@@ -128,8 +113,7 @@ def raw_traces(
         f"{domain}: read {stats.total('records_read')} records = {turns} turns kept "
         f"+ {quarantined} quarantined; {trajectories} trajectories"
     )
-    paths = {key: partition_path(storage.data_path, key.path[-1], domain)
-             for key in (RAW_TRAJECTORIES, RAW_TURNS, INGEST_QUARANTINE)}
+    paths = {key: table.path(storage.data_path, domain) for key, table in TABLES.items()}
     per_source = dg.MetadataValue.md(records_table(stats.as_table()))
     counts = {"turns": turns, "trajectories": trajectories, "quarantined": quarantined,
               "records_read": stats.total("records_read"), "per_source": per_source,
@@ -137,29 +121,27 @@ def raw_traces(
               "sources_in_partition": ", ".join(sorted(load_manifest(storage.data_path, domain)))}
 
     previews = {
-        RAW_TRAJECTORIES: (TRAJECTORY_SCHEMA, TRAJECTORY_COLUMN_DOCS,
-                           ["trajectory_id", "source", "task", "n_turns", "outcome"]),
-        RAW_TURNS: (TURN_SCHEMA, TURN_COLUMN_DOCS,
-                    ["trajectory_id", "turn_index", "action_kind", "action", "observation"]),
-        INGEST_QUARANTINE: (QUARANTINE_SCHEMA, QUARANTINE_COLUMN_DOCS,
-                            ["source", "source_path", "position", "reason"]),
+        RAW_TRAJECTORIES: ["trajectory_id", "source", "task", "n_turns", "outcome"],
+        RAW_TURNS: ["trajectory_id", "turn_index", "action_kind", "action", "observation"],
+        INGEST_QUARANTINE: ["source", "source_path", "position", "reason"],
     }
-    for key, (schema, docs, columns) in previews.items():
+    for key, columns in previews.items():
         if key in context.selected_asset_keys:
             about = quarantine_metadata(paths[key], stats) if key == INGEST_QUARANTINE else counts
-            yield dg.MaterializeResult(
-                asset_key=key, metadata={**table_metadata(paths[key], schema, docs, columns),
-                                         **about})
+            yield dg.MaterializeResult(asset_key=key, metadata={
+                **table_metadata(TABLES[key], storage.data_path, domain, columns), **about})
 
     checks = {
-        (RAW_TURNS, "schema"): lambda: table_checks.schema_matches(paths[RAW_TURNS], TURN_SCHEMA),
+        (RAW_TURNS, "schema"): lambda: table_checks.schema_matches(paths[RAW_TURNS],
+                                                              tables.RAW_TURNS.schema),
         (RAW_TURNS, "unique_turn_keys"): lambda: table_checks.unique_turn_keys(paths[RAW_TURNS]),
         (RAW_TURNS, "contiguous_turn_indices"):
             lambda: table_checks.contiguous_turn_indices(paths[RAW_TURNS]),
         (RAW_TURNS, "not_empty"):
             lambda: table_checks.partition_not_empty(paths[RAW_TURNS], len(specs)),
         (RAW_TRAJECTORIES, "schema"):
-            lambda: table_checks.schema_matches(paths[RAW_TRAJECTORIES], TRAJECTORY_SCHEMA),
+            lambda: table_checks.schema_matches(paths[RAW_TRAJECTORIES],
+                                                tables.RAW_TRAJECTORIES.schema),
         (RAW_TRAJECTORIES, "turn_counts_match"):
             lambda: table_checks.turn_counts_match(paths[RAW_TRAJECTORIES], paths[RAW_TURNS]),
         (RAW_TRAJECTORIES, "only_catalog_sources"): lambda: table_checks.only_catalog_sources(

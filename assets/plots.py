@@ -1,6 +1,6 @@
 """PNG plots as metadata the Dagster UI shows: a Markdown image with the PNG inline.
 
-The figures themselves come from quality.plots (no Dagster there, so a release draws the same).
+The figures themselves come from sources.plots (no Dagster there, so a release draws the same).
 """
 
 import base64
@@ -9,7 +9,7 @@ from pathlib import Path
 import dagster as dg
 from matplotlib.figure import Figure
 
-from quality.plots import bar_chart, histogram, line_chart, png_bytes, stacked_shares
+from sources.plots import bar_chart, histogram, line_chart, png_bytes, stacked_shares
 
 __all__ = ["bar_chart", "histogram", "image_metadata", "line_chart", "stacked_shares"]
 

@@ -22,30 +22,29 @@ from assets.table_metadata import (
     check_result,
     column_schema,
     markdown_preview,
+    reads,
     records_table,
     table_metadata,
 )
 from quality import checks
-from quality.dedup import SIGNATURE_COLUMN_DOCS, DedupConfig
-from quality.dedup_report import DEDUP_COLUMN_DOCS, removed_per_domain
-from quality.features import FEATURE_COLUMN_DOCS, FeatureConfig, compute_turn_features
-from quality.labels import (
-    CATEGORIES,
-    DEFAULT_POLICY,
-    LABEL_COLUMN_DOCS,
-    examples_markdown,
-    label_turns,
-    load_policy,
-)
+from quality.dedup import DedupConfig
+from quality.dedup_report import removed_per_domain
+from quality.features import FeatureConfig, compute_turn_features
+from quality.labels import CATEGORIES, DEFAULT_POLICY, examples_markdown, label_turns, load_policy
 from quality.stage import dedup_across_partitions
-from sources.schema import DOMAINS, TURN_COLUMN_DOCS
-from sources.storage import partition_path
+from quality.tables import (
+    DEDUP_SIGNATURES,
+    DUPLICATE_PAIRS,
+    TRAJECTORY_DEDUP,
+    TURN_FEATURES,
+    TURN_LABELS,
+)
+from sources.schema import DOMAINS
+from sources.tables import RAW_TRAJECTORIES, RAW_TURNS
 
 BAR_WIDTH = 30  # characters of the widest bar in the Markdown category chart
 INFO = {"group_name": "quality",
         **asset_info("curate", kinds={"parquet", "duckdb", "numpy"}, code=[quality])}
-# turn_labels carries the feature columns through, then adds its own.
-LABELLED_COLUMN_DOCS = {**TURN_COLUMN_DOCS, **FEATURE_COLUMN_DOCS, **LABEL_COLUMN_DOCS}
 
 
 class FeatureSettings(dg.Config):
@@ -89,12 +88,6 @@ class DedupSettings(dg.Config):
             min_shingles=self.min_shingles)
 
 
-def _written_table_metadata(path: Path, docs: dict[str, str],
-                            preview_columns: list[str] | None = None) -> dict:
-    """Standard table metadata, with the schema read from the file the library wrote."""
-    return table_metadata(path, pq.read_schema(path), docs, preview_columns)
-
-
 def category_chart(counts: dict[str, int]) -> str:
     """Category counts as a Markdown table with a text bar per row."""
     total = sum(counts.values()) or 1
@@ -106,7 +99,7 @@ def category_chart(counts: dict[str, int]) -> str:
     return records_table(rows)
 
 
-@dg.asset(partitions_def=domain_partitions, deps=["raw_turns"], **INFO,
+@dg.asset(partitions_def=domain_partitions, deps=reads(RAW_TURNS), **INFO,
           check_specs=[domain_check(
               "features_in_range", "turn_features",
               "Shares and similarities (overlap, novelty, Jaccard) lie in [0, 1] or are null "
@@ -119,18 +112,18 @@ def turn_features(context: dg.AssetExecutionContext, config: FeatureSettings,
     action and with earlier context, novelty, Jaccard with the previous and the most similar
     earlier observation, length ratios, corpus frequency (boilerplate), error flag."""
     domain = context.partition_key
-    out_path = partition_path(storage.data_path, "turn_features", domain)
+    out_path = TURN_FEATURES.path(storage.data_path, domain)
     feature_config = config.feature_config()
-    stats = compute_turn_features(partition_path(storage.data_path, "raw_turns", domain),
-                                  out_path, feature_config)
+    stats = compute_turn_features(RAW_TURNS.path(storage.data_path, domain), out_path,
+                                  feature_config)
     context.log.info(f"{domain}: {stats.turns} turns, {stats.trajectories} trajectories, "
                      f"{stats.turns_per_second:,.0f} turns/s ({feature_config})")
     novelty = [v for v in pq.read_table(out_path, columns=["novelty"])["novelty"].to_pylist()
                if v is not None]
     yield dg.MaterializeResult(metadata={
-        **_written_table_metadata(out_path, {**TURN_COLUMN_DOCS, **FEATURE_COLUMN_DOCS},
-                                  ["turn_index", "novelty", "overlap_action", "jaccard_prev",
-                                   "corpus_frequency"]),
+        **table_metadata(TURN_FEATURES, storage.data_path, domain,
+                         ["turn_index", "novelty", "overlap_action", "jaccard_prev",
+                          "corpus_frequency"]),
         "config": str(feature_config),
         "settings": dg.MetadataValue.json(config.model_dump()),
         "novelty_distribution": image_metadata(histogram(
@@ -144,7 +137,7 @@ def turn_features(context: dg.AssetExecutionContext, config: FeatureSettings,
     yield check_result("features_in_range", checks.features_in_range(out_path))
 
 
-@dg.asset(partitions_def=domain_partitions, deps=["turn_features"], **INFO,
+@dg.asset(partitions_def=domain_partitions, deps=reads(RAW_TURNS, TURN_FEATURES), **INFO,
           check_specs=[
               domain_check("every_turn_labelled", "turn_labels",
                            "Every raw turn has exactly one label row, and there is no extra."),
@@ -164,10 +157,9 @@ def turn_labels(context: dg.AssetExecutionContext, config: LabelSettings,
     turn is ambiguous (within the policy's margin of another category)."""
     domain = context.partition_key
     policy = load_policy(Path(config.policy_file))
-    turns_path = partition_path(storage.data_path, "raw_turns", domain)
-    out_path = partition_path(storage.data_path, "turn_labels", domain)
-    stats = label_turns(partition_path(storage.data_path, "turn_features", domain),
-                        out_path, policy)
+    turns_path = RAW_TURNS.path(storage.data_path, domain)
+    out_path = TURN_LABELS.path(storage.data_path, domain)
+    stats = label_turns(TURN_FEATURES.path(storage.data_path, domain), out_path, policy)
     context.log.info(f"{domain}: {stats.turns} turns labelled with {policy}: "
                      + ", ".join(f"{c} {stats.categories[c]}" for c in CATEGORIES)
                      + f"; {stats.ambiguous} ambiguous")
@@ -175,9 +167,9 @@ def turn_labels(context: dg.AssetExecutionContext, config: LabelSettings,
     weights = [{"loss_weight": weight, "turns": count}
                  for weight, count in sorted(stats.weight_histogram.items())]
     yield dg.MaterializeResult(metadata={
-        **_written_table_metadata(out_path, LABELLED_COLUMN_DOCS,
-                                  ["trajectory_id", "turn_index", "category", "loss_weight",
-                                   "novelty"]),
+        **table_metadata(TURN_LABELS, storage.data_path, domain,
+                         ["trajectory_id", "turn_index", "category", "loss_weight",
+                          "observation_format"]),
         "policy": str(policy),
         "policy_hash": policy.hash,
         "policy_file": dg.MetadataValue.path(config.policy_file),
@@ -205,7 +197,7 @@ def turn_labels(context: dg.AssetExecutionContext, config: LabelSettings,
     yield check_result("policy_hash_recorded", checks.policy_hash_recorded(out_path, policy.hash))
 
 
-@dg.asset(deps=["raw_trajectories", "raw_turns"], **INFO)
+@dg.asset(deps=reads(RAW_TRAJECTORIES, RAW_TURNS), **INFO)
 def trajectory_dedup(context: dg.AssetExecutionContext, config: DedupSettings,
                      storage: WorldtraceStorage) -> dg.MaterializeResult:
     """Exact (content hash) and near-duplicate trajectories across all domain partitions (MinHash
@@ -213,17 +205,15 @@ def trajectory_dedup(context: dg.AssetExecutionContext, config: DedupSettings,
     character shingles, clustered as stars), one kept per cluster by a stable rule, the removed
     ones listed with their cluster and reason. Cross-partition: a copy filed under two domains
     is still one trajectory. Same code as grading and the benchmark (quality.stage)."""
-    out_dir = storage.data_path / "trajectory_dedup"
     dedup_config = config.dedup_config()
-    stats = dedup_across_partitions(storage.data_path, out_dir, DOMAINS, dedup_config)
+    stats = dedup_across_partitions(storage.data_path, storage.data_path, DOMAINS, dedup_config)
     context.log.info(f"{stats.trajectories} trajectories, {stats.removed} removed "
                      f"({stats.exact_duplicates} exact, {stats.near_duplicates} near), "
                      f"largest cluster {stats.largest_cluster}")
-    decisions = out_dir / "trajectory_dedup.parquet"
-    per_domain = removed_per_domain(decisions)
+    per_domain = removed_per_domain(TRAJECTORY_DEDUP.path(storage.data_path))
     return dg.MaterializeResult(metadata={
-        **_written_table_metadata(decisions, DEDUP_COLUMN_DOCS,
-                                  ["domain", "cluster_size", "kept", "reason", "max_jaccard"]),
+        **table_metadata(TRAJECTORY_DEDUP, storage.data_path, None,
+                         ["domain", "cluster_size", "kept", "reason", "max_jaccard"]),
         "config": str(dedup_config),
         "settings": dg.MetadataValue.json(config.model_dump()),
         "removed_plot": image_metadata(bar_chart(
@@ -235,8 +225,8 @@ def trajectory_dedup(context: dg.AssetExecutionContext, config: DedupSettings,
             "short_by_chars", "too_short_for_near", "candidate_pairs", "confirmed_pairs",
             "confirmed_short_pairs", "rejected_pairs", "clusters", "largest_cluster")},
         "removed_per_domain": dg.MetadataValue.md(records_table(per_domain)),
-        "pairs": dg.MetadataValue.md(markdown_preview(out_dir / "duplicate_pairs.parquet")),
-        # the stored signatures are what decontamination reads downstream: describe them too
-        "signatures_schema": dg.MetadataValue.table_schema(column_schema(
-            pq.read_schema(out_dir / "signatures.parquet"), SIGNATURE_COLUMN_DOCS)),
+        "pairs": dg.MetadataValue.md(markdown_preview(DUPLICATE_PAIRS.path(storage.data_path))),
+        # the side tables decontamination and the bench read downstream: describe them too
+        "pairs_schema": dg.MetadataValue.table_schema(column_schema(DUPLICATE_PAIRS)),
+        "signatures_schema": dg.MetadataValue.table_schema(column_schema(DEDUP_SIGNATURES)),
     })

@@ -1,7 +1,7 @@
 """Release stage: every published table -> dataset_release (releases/<name>-<version>/).
 
 Parquet shards per table and domain, a datasets.DatasetDict, a dataset card with Hugging Face
-front matter and the statistics, a manifest with the SHA-256 of every file (quality/release/).
+front matter and the statistics, a manifest with the SHA-256 of every file (release/).
 Built over whatever published tables exist when it runs; a release is never overwritten: the
 same version again is checked to be byte-identical to the one on disk, else refused.
 """
@@ -15,18 +15,20 @@ from pathlib import Path
 
 import dagster as dg
 
-import quality.release
+import release
 from assets.asset_info import asset_info
 from assets.resources import WorldtraceStorage
-from assets.table_metadata import records_table
-from quality.release import ReleaseError
-from quality.release.build import ReleaseConfig, build_release
-from quality.release.manifest import MANIFEST, verify_release
+from assets.table_metadata import reads, records_table
+from bench.tables import LEADERBOARD
+from release import ReleaseError
+from release.build import ReleaseConfig, build_release
+from release.manifest import MANIFEST, verify_release
+from release.published import PUBLISHED
 from sources.schema import DOMAINS
 
-PUBLISHED_ASSETS = ["scrubbed_trajectories", "scrubbed_turns", "turn_labels", "turn_features",
-                    "scrub_findings", "trajectory_dedup", "trajectory_split", "sft_split",
-                    "rl_split", "rl_split_all_turns", "agentworldbench", "leaderboard"]
+# What the release reads: every published table, the tables its exports join, the leaderboard.
+PUBLISHED_TABLES = [*dict.fromkeys(t for p in PUBLISHED for t in (p.table, *p.needs)),
+                    LEADERBOARD]
 
 
 class ReleaseSettings(dg.Config):
@@ -44,10 +46,10 @@ def releases_root(settings: ReleaseSettings, storage: WorldtraceStorage) -> Path
                 or storage.data_path.parent / "releases")
 
 
-@dg.asset(group_name="release", deps=PUBLISHED_ASSETS,
+@dg.asset(group_name="release", deps=reads(*PUBLISHED_TABLES),
           **asset_info("release", kinds={"parquet", "huggingface", "markdown"},
-                       code=[quality.release, quality.release.build, quality.release.card,
-                             quality.release.tables, quality.release.manifest],
+                       code=[release, release.build, release.card,
+                             release.published, release.manifest],
                        pii="scrubbed"),
           check_specs=[dg.AssetCheckSpec(
               "release_verifies", asset="dataset_release", blocking=True,

@@ -10,42 +10,33 @@ import time
 from collections.abc import Iterator
 
 import dagster as dg
-import pyarrow.parquet as pq
 
 from assets.resources import WorldtraceStorage
-from assets.table_metadata import check_result, column_schema, markdown_preview, records_table
-from sources.schema import DOMAINS
-from sources.storage import partition_path
-from training.cpt_corpus import CPT_COLUMN_DOCS, CptCorpusConfig, build_cpt_corpus
-from training.decontaminate import DecontaminationConfig
-from training.export import HF_FOLDER
-from training.rl_split import RL_COLUMN_DOCS, RlConfig, build_rl_split
-from training.sample_stats import SampleStats
-from training.sft_split import SFT_COLUMN_DOCS, SftConfig, build_sft_split
-from training.split import (
-    SPLIT_COLUMN_DOCS,
-    SplitConfig,
-    groups_in_one_pool,
-    split_trajectories,
+from assets.table_metadata import check_result, reads, records_table, table_metadata
+from quality.decontaminate import DecontaminationConfig
+from quality.split import SplitConfig, groups_in_one_pool, split_trajectories
+from quality.tables import (
+    SCRUBBED_TRAJECTORIES,
+    SCRUBBED_TURNS,
+    TRAJECTORY_DEDUP,
+    TRAJECTORY_SPLIT,
+    TURN_LABELS,
 )
+from sources.schema import DOMAINS
+from sources.tables import RAW_TRAJECTORIES, Table
+from training.cpt_corpus import CptCorpusConfig, build_cpt_corpus
+from training.export import HF_FOLDER
+from training.rl_split import RlConfig, build_rl_split
+from training.sample_stats import SampleStats
+from training.sft_split import SftConfig, build_sft_split
+from training.tables import CPT_CORPUS, SFT_SPLIT, TOKENIZER
 from training.teacher import OpenAITeacher
 from training.tokenizer import SPECIAL_TOKENS, TokenizerConfig, load_tokenizer, train_tokenizer
 
 GROUP = "training"
-
-
-def domain_tables_metadata(data_dir, table: str, docs: dict[str, str],
-                           preview_columns: list[str] | None = None) -> dict:
-    """Row count, column schema and a preview of a table written in the per-domain layout."""
-    paths = [p for d in DOMAINS if (p := partition_path(data_dir, table, d)).exists()]
-    if not paths:
-        return {"dagster/row_count": 0}
-    return {
-        "dagster/row_count": sum(pq.read_metadata(p).num_rows for p in paths),
-        "dagster/column_schema": column_schema(pq.read_schema(paths[0]), docs),
-        "path": dg.MetadataValue.path(str(paths[0].parent.parent)),
-        "preview": dg.MetadataValue.md(markdown_preview(paths[0], preview_columns)),
-    }
+# What the training text is rendered from: the pool of each trajectory, the scrubbed text, the
+# loss weights (training/render.py).
+TRAIN_POOL_TEXT = (TRAJECTORY_SPLIT, SCRUBBED_TRAJECTORIES, SCRUBBED_TURNS, TURN_LABELS)
 
 
 class SplitSettings(dg.Config):
@@ -56,7 +47,7 @@ class SplitSettings(dg.Config):
     contamination_threshold: float = 0.5
 
 
-@dg.asset(group_name=GROUP, deps=["trajectory_dedup"],
+@dg.asset(group_name=GROUP, deps=reads(RAW_TRAJECTORIES, TRAJECTORY_DEDUP),
           check_specs=[dg.AssetCheckSpec(
               "groups_in_one_pool", asset="trajectory_split",
               description="Every source task (group_key) sits in one pool only: runs of one "
@@ -78,7 +69,7 @@ def trajectory_split(context: dg.AssetExecutionContext, config: SplitSettings,
                      + ", ".join(f"{r['domain']} {r['train']}/{r['bench']}/{r['contaminated']}"
                                  for r in rows))
     yield dg.MaterializeResult(metadata={
-        **domain_tables_metadata(storage.data_path, "trajectory_split", SPLIT_COLUMN_DOCS),
+        **table_metadata(TRAJECTORY_SPLIT, storage.data_path),
         "config": str(split_config),
         "pools_per_domain": dg.MetadataValue.md(records_table(rows)),
         **{f"{pool}_trajectories": sum(r[pool] for r in rows)
@@ -97,14 +88,14 @@ class TokenizerSettings(dg.Config):
     max_chars_per_domain: int = 400_000
 
 
-@dg.asset(group_name=GROUP, deps=["trajectory_split", "turn_labels", "scrubbed_turns"])
+@dg.asset(group_name=GROUP, deps=reads(*TRAIN_POOL_TEXT))
 def tokenizer(context: dg.AssetExecutionContext, config: TokenizerSettings,
               storage: WorldtraceStorage) -> dg.MaterializeResult:
     """Byte-level BPE trained on the train pool (system prompts, actions, observations), saved
     as a PreTrainedTokenizerFast folder with the chat special tokens and a chat template."""
     tok_config = TokenizerConfig(vocab_size=config.vocab_size,
                                  max_chars_per_domain=config.max_chars_per_domain)
-    out_dir = storage.data_path / "tokenizer"
+    out_dir = TOKENIZER.dir(storage.data_path)
     started = time.perf_counter()
     stats = train_tokenizer(storage.data_path, out_dir, DOMAINS, tok_config)
     seconds = time.perf_counter() - started
@@ -139,7 +130,7 @@ class CptCorpusSettings(dg.Config):
     max_tokens_per_domain: int = 120_000  # 0 takes every train trajectory
 
 
-@dg.asset(group_name=GROUP, deps=["tokenizer", "trajectory_split", "turn_labels", "scrubbed_turns"])
+@dg.asset(group_name=GROUP, deps=reads(TOKENIZER, *TRAIN_POOL_TEXT))
 def cpt_corpus(context: dg.AssetExecutionContext, config: CptCorpusSettings,
                storage: WorldtraceStorage) -> dg.MaterializeResult:
     """Train trajectories as chat text, tokenized, with the turn_labels loss weight of each
@@ -148,15 +139,14 @@ def cpt_corpus(context: dg.AssetExecutionContext, config: CptCorpusSettings,
     corpus_config = CptCorpusConfig(seq_len=config.seq_len, action_weight=config.action_weight,
                                     max_tokens_per_domain=config.max_tokens_per_domain or None)
     started = time.perf_counter()
-    stats = build_cpt_corpus(storage.data_path, load_tokenizer(storage.data_path / "tokenizer"),
+    stats = build_cpt_corpus(storage.data_path, load_tokenizer(TOKENIZER.dir(storage.data_path)),
                              DOMAINS, corpus_config)
     seconds = time.perf_counter() - started
     rows = stats.table()
     context.log.info(f"cpt_corpus {corpus_config}: {sum(r['tokens'] for r in rows):,} tokens "
                      f"in {sum(r['rows'] for r in rows)} rows in {seconds:.1f}s")
     return dg.MaterializeResult(metadata={
-        **domain_tables_metadata(storage.data_path, "cpt_corpus", CPT_COLUMN_DOCS,
-                                 ["trajectory_ids", "domain"]),
+        **table_metadata(CPT_CORPUS, storage.data_path, None, ["trajectory_ids", "domain"]),
         "config": str(corpus_config),
         "per_domain": dg.MetadataValue.md(records_table(rows)),
         "tokens": sum(r["tokens"] for r in rows),
@@ -165,18 +155,18 @@ def cpt_corpus(context: dg.AssetExecutionContext, config: CptCorpusSettings,
     })
 
 
-def split_metadata(data_dir, table: str, docs: dict[str, str], stats: SampleStats,
-                   seconds: float, preview_columns: list[str]) -> dict:
+def split_metadata(data_dir, table: Table, stats: SampleStats, seconds: float,
+                   preview_columns: list[str]) -> dict:
     """Row count, schema, preview, per-domain counts and token statistics of a sample split."""
     rows = stats.table()
     return {
-        **domain_tables_metadata(data_dir, table, docs, preview_columns),
+        **table_metadata(table, data_dir, None, preview_columns),
         "config": stats.config,
         "per_domain": dg.MetadataValue.md(records_table(rows)),
         "skipped": dg.MetadataValue.md(records_table(
             [{"domain": d, "reason": r, "targets": n} for (d, r), n in sorted(
                 stats.skipped.items())])),
-        "hf_dataset": dg.MetadataValue.path(str(data_dir / table / HF_FOLDER)),
+        "hf_dataset": dg.MetadataValue.path(str(table.dir(data_dir) / HF_FOLDER)),
         "samples": sum(r["samples"] for r in rows),
         "prompt_tokens_max": max((r["prompt_tokens_max"] for r in rows), default=0),
         "seconds": round(seconds, 2),
@@ -200,7 +190,7 @@ class SftSettings(dg.Config):
     teacher_api_key: str = "none"
 
 
-@dg.asset(group_name=GROUP, deps=["tokenizer", "trajectory_split", "turn_labels", "scrubbed_turns"])
+@dg.asset(group_name=GROUP, deps=reads(TOKENIZER, *TRAIN_POOL_TEXT))
 def sft_split(context: dg.AssetExecutionContext, config: SftSettings,
               storage: WorldtraceStorage) -> dg.MaterializeResult:
     """Next-observation SFT samples in the conversational messages format: one of 10 system
@@ -218,12 +208,12 @@ def sft_split(context: dg.AssetExecutionContext, config: SftSettings,
     teacher = (OpenAITeacher(config.teacher_base_url, config.teacher_model,
                              config.teacher_api_key) if config.teacher_base_url else None)
     started = time.perf_counter()
-    stats = build_sft_split(storage.data_path, load_tokenizer(storage.data_path / "tokenizer"),
+    stats = build_sft_split(storage.data_path, load_tokenizer(TOKENIZER.dir(storage.data_path)),
                             DOMAINS, sft_config, teacher)
     seconds = time.perf_counter() - started
     context.log.info(f"sft_split {sft_config}: {sum(stats.samples.values())} samples "
                      f"({sum(stats.validation.values())} validation) in {seconds:.1f}s")
-    metadata = split_metadata(storage.data_path, "sft_split", SFT_COLUMN_DOCS, stats, seconds,
+    metadata = split_metadata(storage.data_path, SFT_SPLIT, stats, seconds,
                               ["messages", "domain", "prompt_variant", "reasoning_source",
                                "split"])
     metadata["validation_samples"] = sum(stats.validation.values())
@@ -245,17 +235,17 @@ def _rl_asset(context: dg.AssetExecutionContext, config: RlSettings,
     rl_config = RlConfig(all_turns=all_turns, max_prompt_tokens=config.max_prompt_tokens,
                          max_trajectories_per_domain=config.max_trajectories_per_domain or None)
     started = time.perf_counter()
-    stats = build_rl_split(storage.data_path, load_tokenizer(storage.data_path / "tokenizer"),
+    stats = build_rl_split(storage.data_path, load_tokenizer(TOKENIZER.dir(storage.data_path)),
                            DOMAINS, rl_config)
     seconds = time.perf_counter() - started
-    context.log.info(f"{rl_config.table} {rl_config}: {sum(stats.samples.values())} samples "
+    context.log.info(f"{rl_config.table.name} {rl_config}: {sum(stats.samples.values())} samples "
                      f"in {seconds:.1f}s")
     return dg.MaterializeResult(metadata=split_metadata(
-        storage.data_path, rl_config.table, RL_COLUMN_DOCS, stats, seconds,
+        storage.data_path, rl_config.table, stats, seconds,
         ["prompt", "reference_observation", "turn_index", "verifier", "prompt_tokens"]))
 
 
-@dg.asset(group_name=GROUP, deps=["tokenizer", "trajectory_split", "turn_labels", "scrubbed_turns"])
+@dg.asset(group_name=GROUP, deps=reads(TOKENIZER, *TRAIN_POOL_TEXT))
 def rl_split(context: dg.AssetExecutionContext, config: RlSettings,
              storage: WorldtraceStorage) -> dg.MaterializeResult:
     """RL prompts, exactly one target turn per train trajectory (seeded, among judgeable
@@ -264,7 +254,7 @@ def rl_split(context: dg.AssetExecutionContext, config: RlSettings,
     return _rl_asset(context, config, storage, all_turns=False)
 
 
-@dg.asset(group_name=GROUP, deps=["tokenizer", "trajectory_split", "turn_labels", "scrubbed_turns"])
+@dg.asset(group_name=GROUP, deps=reads(TOKENIZER, *TRAIN_POOL_TEXT))
 def rl_split_all_turns(context: dg.AssetExecutionContext, config: RlSettings,
                        storage: WorldtraceStorage) -> dg.MaterializeResult:
     """rl_split with a sample for every judgeable turn of the same trajectories: many

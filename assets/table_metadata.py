@@ -1,4 +1,5 @@
-"""Metadata that describes a Parquet table in the Dagster UI: row count, schema, preview."""
+"""What the Dagster UI says about a table, from its declaration in the registry: the asset deps
+of a step, the row counts, the column schema with descriptions, a preview."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pyarrow.parquet as pq
 
 from sources.markdown import markdown_cell
 from sources.storage import CheckOutcome
+from sources.tables import Table
 
 PREVIEW_ROWS = 5
 PREVIEW_COLUMNS = 5  # at most: a wider table is cut off at the page's edge
@@ -18,8 +20,16 @@ PREVIEW_CELL_CHARS = 40  # a preview shows the shape of the data, not whole obse
 FLOAT_DIGITS = 3
 
 
-def column_schema(schema: pa.Schema, docs: dict[str, str] | None = None) -> dg.TableSchema:
-    """A Dagster TableSchema from a pyarrow schema, with column descriptions where known."""
+def reads(*tables: Table) -> list[str]:
+    """The deps of an asset that reads these tables: the assets that write them, in order."""
+    return list(dict.fromkeys(table.asset_name for table in tables))
+
+
+def column_schema(schema: pa.Schema | Table, docs: dict[str, str] | None = None
+                  ) -> dg.TableSchema:
+    """A Dagster TableSchema from a declared table (or a pyarrow schema and column docs)."""
+    if isinstance(schema, Table):
+        schema, docs = schema.schema, schema.docs
     docs = docs or {}
     return dg.TableSchema(
         columns=[
@@ -57,17 +67,30 @@ def records_table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def table_metadata(
-    path: Path, schema: pa.Schema, docs: dict[str, str] | None = None,
-    preview_columns: list[str] | None = None,
-) -> dict[str, Any]:
-    """Standard metadata for one written partition file."""
-    return {
-        "dagster/row_count": pq.read_metadata(path).num_rows,
-        "dagster/column_schema": column_schema(schema, docs),
-        "path": dg.MetadataValue.path(str(path)),
-        "preview": dg.MetadataValue.md(markdown_preview(path, preview_columns)),
+def table_metadata(table: Table, data_dir: Path, domain: str | None = None,
+                   preview_columns: list[str] | None = None) -> dict[str, Any]:
+    """Row count, column schema (the declaration's), path and preview of a written table.
+
+    A domain-partitioned asset reports its partition's rows as `dagster/row_count` and the
+    total over every partition present as `rows_all_domains` (the UI shows the latest
+    partition's count, which is not the table's size). An unpartitioned asset whose table is
+    written per domain (the splits, the bench) reports the total."""
+    files = [table.path(data_dir, domain)] if domain is not None else (
+        table.paths(data_dir) if table.partitioned else [table.path(data_dir)])
+    files = [f for f in files if f.exists()]
+    if not files:
+        return {"dagster/row_count": 0, "dagster/column_schema": column_schema(table)}
+    metadata: dict[str, Any] = {
+        "dagster/row_count": sum(pq.read_metadata(f).num_rows for f in files),
+        "dagster/column_schema": column_schema(table),
+        "path": dg.MetadataValue.path(str(files[0] if domain is not None or not table.partitioned
+                                          else table.dir(data_dir))),
+        "preview": dg.MetadataValue.md(markdown_preview(files[0], preview_columns)),
     }
+    if domain is not None:
+        metadata["rows_all_domains"] = sum(pq.read_metadata(f).num_rows
+                                           for f in table.paths(data_dir))
+    return metadata
 
 
 def check_result(

@@ -17,7 +17,8 @@ import dagster as dg
 from transformers import AutoModelForCausalLM
 
 from assets.resources import WorldtraceStorage
-from assets.table_metadata import records_table
+from assets.table_metadata import reads, records_table
+from bench.tables import AGENTWORLDBENCH
 from training.ablation import (
     AblationConfig,
     bench_samples,
@@ -31,7 +32,18 @@ from training.gspo import GspoConfig
 from training.model_config import parameter_count
 from training.reward import hybrid_scorer
 from training.sft import SftConfig
-from training.stages import model_dir, run_cpt, run_rl, run_sft, save_untrained, with_steps
+from training.stages import run_cpt, run_rl, run_sft, save_untrained, with_steps
+from training.tables import (
+    ABLATION_TABLE,
+    CPT_CORPUS,
+    CPT_MODEL,
+    RL_MODEL,
+    RL_SPLIT,
+    RL_SPLIT_ALL_TURNS,
+    SFT_MODEL,
+    SFT_SPLIT,
+    TOKENIZER,
+)
 from training.training_log import PLOT_FILE, TrainingLog
 
 GROUP = "training"
@@ -89,7 +101,7 @@ def _result(context: dg.AssetExecutionContext, log: TrainingLog, folder: Path
     return dg.MaterializeResult(metadata=training_metadata(log, folder))
 
 
-@dg.asset(group_name=GROUP, deps=["tokenizer"])
+@dg.asset(group_name=GROUP, deps=reads(TOKENIZER))
 def untrained_model(context: dg.AssetExecutionContext, storage: WorldtraceStorage
                     ) -> dg.MaterializeResult:
     """The model cpt_model starts from, untrained: the same architecture and tokenizer,
@@ -104,34 +116,34 @@ def untrained_model(context: dg.AssetExecutionContext, storage: WorldtraceStorag
                                           "seed": config.seed})
 
 
-@dg.asset(group_name=GROUP, deps=["tokenizer", "cpt_corpus"])
+@dg.asset(group_name=GROUP, deps=reads(TOKENIZER, CPT_CORPUS))
 def cpt_model(context: dg.AssetExecutionContext, config: TrainingSettings,
               storage: WorldtraceStorage) -> dg.MaterializeResult:
     """Continued pre-training on the packed cpt_corpus of every domain, the causal LM loss
     weighted per token by the turn labels' loss weights (low-information turns stay in the
     context and weigh less)."""
     log = run_cpt(storage.data_path, config.apply(CptConfig()))
-    return _result(context, log, model_dir(storage.data_path, "cpt_model"))
+    return _result(context, log, CPT_MODEL.dir(storage.data_path))
 
 
-@dg.asset(group_name=GROUP, deps=["cpt_model", "sft_split"])
+@dg.asset(group_name=GROUP, deps=reads(CPT_MODEL, SFT_SPLIT))
 def sft_model(context: dg.AssetExecutionContext, config: TrainingSettings,
               storage: WorldtraceStorage) -> dg.MaterializeResult:
     """Supervised fine-tuning from cpt_model on sft_split's train rows: the loss is on the
     assistant target (`<think>...</think><predicted_observation>...</predicted_observation>`)
     only; eval_loss is that loss on the validation rows (held-out trajectories) at the end."""
     log = run_sft(storage.data_path, config.apply(SftConfig()))
-    return _result(context, log, model_dir(storage.data_path, "sft_model"))
+    return _result(context, log, SFT_MODEL.dir(storage.data_path))
 
 
-@dg.asset(group_name=GROUP, deps=["sft_model", "rl_split"])
+@dg.asset(group_name=GROUP, deps=reads(SFT_MODEL, RL_SPLIT))
 def rl_model(context: dg.AssetExecutionContext, config: TrainingSettings,
              storage: WorldtraceStorage) -> dg.MaterializeResult:
     """GSPO (sequence-level importance ratios, slightly off-policy) from sft_model on rl_split,
     rewarded by the bench's hybrid reward: rubric 5-25 plus the rule verifier 5-25 where the
     domain has one; 0 for output without a well-formed `<predicted_observation>`."""
     log, too_long = run_rl(storage.data_path, config.apply(GspoConfig()), hybrid_scorer)
-    result = _result(context, log, model_dir(storage.data_path, "rl_model"))
+    result = _result(context, log, RL_MODEL.dir(storage.data_path))
     return dg.MaterializeResult(metadata={**result.metadata,
                                           "prompts_trimmed_to_budget": too_long})
 
@@ -148,8 +160,8 @@ class AblationSettings(dg.Config):
     samples_per_domain: int = 20  # every variant generates on CPU; 0 = all samples
 
 
-@dg.asset(group_name=GROUP, deps=["cpt_corpus", "sft_split", "rl_split", "rl_split_all_turns",
-                                  "agentworldbench"])
+@dg.asset(group_name=GROUP, deps=reads(TOKENIZER, CPT_CORPUS, SFT_SPLIT, RL_SPLIT,
+                                       RL_SPLIT_ALL_TURNS, AGENTWORLDBENCH))
 def ablation_table(context: dg.AssetExecutionContext, config: AblationSettings,
                    storage: WorldtraceStorage) -> dg.MaterializeResult:
     """CPT only, CPT + SFT, CPT + SFT + RL, CPT without loss weighting, SFT on every turn vs one
@@ -161,7 +173,7 @@ def ablation_table(context: dg.AssetExecutionContext, config: AblationSettings,
     settings = configure(config.variants, config.cpt_steps, config.sft_steps, config.rl_steps,
                          config.max_new_tokens)
     rows = run_ablation(data, samples, settings)
-    path = write_table(rows, data / "ablation")
+    path = write_table(rows, ABLATION_TABLE.dir(data))
     context.log.info("\n" + markdown(rows))
     return dg.MaterializeResult(metadata={
         "dagster/row_count": len(rows),

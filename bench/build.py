@@ -26,7 +26,8 @@ from bench.allocation import allocate
 from bench.prompts import PROMPT_VERSION, system_prompt
 from bench.sample import GUI_DOMAINS, BenchSample
 from bench.scoring import OFFICIAL_COUNTS
-from sources.storage import load_sql, parquet_view, partition_path
+from quality.tables import SCRUBBED_TRAJECTORIES, SCRUBBED_TURNS, TRAJECTORY_SPLIT, TURN_LABELS
+from sources.storage import load_sql, parquet_view
 
 JUDGEABLE = ("informative", "error")
 INITIAL_STATE_KEYS = ("initial_state", "initial_observation")  # reader metadata, GUI domains
@@ -65,7 +66,7 @@ class BuildStats:
 
 def bench_pool_ids(data_dir: Path, domain: str) -> list[str]:
     """Trajectory ids of the bench pool of one domain (FileNotFoundError before the split)."""
-    path = partition_path(data_dir, "trajectory_split", domain)
+    path = TRAJECTORY_SPLIT.path(data_dir, domain)
     if not path.exists():
         raise FileNotFoundError(f"{path}: no trajectory_split for {domain} (build the split "
                                 f"first, or pass trajectory ids)")
@@ -79,9 +80,9 @@ def _connect(data_dir: Path, domain: str, trajectory_ids: Iterable[str]
              ) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect()
     # The scrubbed tables (same schema as the raw ones): no secret reaches a bench sample.
-    for view, table in (("turns", "scrubbed_turns"), ("labels", "turn_labels"),
-                        ("trajectories", "scrubbed_trajectories")):
-        path = partition_path(data_dir, table, domain)
+    for view, table in (("turns", SCRUBBED_TURNS), ("labels", TURN_LABELS),
+                        ("trajectories", SCRUBBED_TRAJECTORIES)):
+        path = table.path(data_dir, domain)
         if not path.exists():
             con.close()
             raise FileNotFoundError(f"{path}: {table} of {domain} is needed to build the bench")

@@ -9,19 +9,19 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 import duckdb
 
 from bench.sample import BenchSample
 from quality.minhash import estimate_jaccard, read_signatures
-from sources.storage import CheckOutcome, load_sql, partition_path
+from quality.tables import DEDUP_SIGNATURES, TRAJECTORY_SPLIT
+from sources.storage import CheckOutcome, load_sql
 
 NEAR_DUPLICATE_JACCARD = 0.8  # quality/dedup.py's near-duplicate threshold
 
 
 def _pools(data_dir, domain: str) -> dict[str, str]:
-    path = partition_path(data_dir, "trajectory_split", domain)
+    path = TRAJECTORY_SPLIT.path(data_dir, domain)
     with duckdb.connect() as con:
         rows = con.execute(load_sql(__file__, "pools.sql"), {"path": str(path)}).fetchall()
     return dict(rows)
@@ -42,7 +42,7 @@ def samples_in_bench_pool(data_dir, samples: Sequence[BenchSample]) -> CheckOutc
 def no_near_duplicate_in_train(data_dir, samples: Sequence[BenchSample]) -> CheckOutcome:
     """The highest MinHash Jaccard between a sample's trajectory and any train trajectory
     whose signature is of the same kind (word or character shingles, as dedup made them)."""
-    stored = read_signatures(Path(data_dir) / "trajectory_dedup" / "signatures.parquet")
+    stored = read_signatures(DEDUP_SIGNATURES.path(data_dir))
     rows, kinds, sigs = stored.rows, stored.kinds, stored.matrix
     train = [t for d in sorted({s.domain for s in samples})
              for t, pool in _pools(data_dir, d).items() if pool == "train" and t in rows]

@@ -10,13 +10,17 @@ judge is the bench's own; nothing here is tuned to any model.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from pathlib import Path
 from statistics import fmean
 from typing import Any
 
+from bench.leaderboard import to_markdown
 from sources.schema import DOMAINS
+from sources.storage import atomic_path
 
 MODEL_PREFIX = "hf_local:"
+BASELINES = ("copy_last", "empty", "retrieval")
 
 
 def short_name(predictor: str) -> str:
@@ -72,3 +76,42 @@ def standing(table: Sequence[dict[str, Any]], model: str, untrained: str, baseli
             f"vs {baseline} {overall[model] - overall[baseline]:+.2f}, ahead in "
             f"{len(ahead)}/{len(domains)} domains ({', '.join(ahead) or 'none'}), behind or "
             f"equal in {', '.join(behind) or 'none'}")
+
+
+def model_specs(folders: Iterable[Path]) -> list[str]:
+    """hf_local specs for the folders that hold a model (a config.json), in the given order."""
+    return [f"{MODEL_PREFIX}{folder}" for folder in folders
+            if (Path(folder) / "config.json").exists()]
+
+
+def compare_models(scores: Sequence[dict[str, Any]], untrained: str, out_path: Path
+                   ) -> tuple[str, dict[str, float]]:
+    """Each trained model against `untrained` and the baselines on the samples they all share
+    (head_to_head), as Markdown (also written to out_path) and the figures
+    `<model>_minus_untrained`, `<model>_minus_copy_last`; ("", {}) without models to compare."""
+    present = {row["predictor"] for row in scores}
+    trained = sorted(p for p in present if p.startswith(MODEL_PREFIX) and p != untrained)
+    if not trained or untrained not in present or "copy_last" not in present:
+        return "", {}
+    compared = [*trained, untrained, *(b for b in BASELINES if b in present)]
+    table = head_to_head(scores, compared)
+    if not table:  # every sample failed for one of them: nothing shared to compare on
+        return "no sample was scored for every compared predictor", {}
+    rounded = [{k: round(v, 2) if isinstance(v, float) else v for k, v in row.items()}
+               for row in table]
+    score_columns = ["domain", "samples", *map(short_name, compared)]
+    format_columns = ["domain", *(f"{short_name(p)} format" for p in [*trained, untrained])]
+    lines = [standing(table, model, untrained, "copy_last") for model in trained]
+    text = (f"Scores (0..100) on the samples every compared predictor answered:\n\n"
+            f"{to_markdown(rounded, score_columns)}\n\nFormat axis (0..100):\n\n"
+            f"{to_markdown(rounded, format_columns)}\n\n" + "\n".join(f"- {x}" for x in lines))
+    with atomic_path(out_path) as tmp:
+        tmp.write_text(text + "\n", encoding="utf-8")
+    overall = table[-1]
+    figures = {}
+    floor = overall[short_name(untrained)]
+    for model in trained:
+        name = short_name(model)
+        figures[f"{name}_minus_untrained"] = round(overall[name] - floor, 2)
+        figures[f"{name}_minus_copy_last"] = round(overall[name] - overall["copy_last"], 2)
+    return text, figures

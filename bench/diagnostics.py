@@ -35,7 +35,8 @@ from bench.rollout import (
     read_trajectory_turns,
 )
 from bench.sample import BenchSample
-from sources.storage import atomic_path, partition_path
+from quality.tables import SCRUBBED_TURNS
+from sources.storage import atomic_path
 
 UNJUDGED_COLUMNS = ("predictor", "id", "domain", "judge", "reason")
 JUDGE_FAILED = "Judge scoring failed"  # the released evaluation's reason
@@ -90,11 +91,11 @@ def agreement_rows(rubric_rows: Sequence[dict[str, Any]], llm_rows: Sequence[dic
 
 
 def rollout_chains(samples: Sequence[BenchSample], data_dir: Path | None) -> list[RolloutChain]:
-    """Chains from the data dir's raw_turns where it has them, else from later samples."""
+    """Chains from the data dir's scrubbed_turns where it has them, else from later samples."""
     chains = []
     for domain in sorted({s.domain for s in samples}):
         of_domain = [s for s in samples if s.domain == domain]
-        if data_dir is not None and partition_path(data_dir, "raw_turns", domain).exists():
+        if data_dir is not None and SCRUBBED_TURNS.path(data_dir, domain).exists():
             turns = read_trajectory_turns(data_dir, domain, {s.trajectory_id for s in of_domain})
             known = [s for s in of_domain if s.trajectory_id in turns]
             chains += chains_from_turns(known, turns)
@@ -143,7 +144,7 @@ def write_diagnostics(out_dir: Path, llm_rows: Sequence[dict[str, Any]] = (),
 def write_decay_chart(rows: Sequence[dict[str, Any]], path: Path) -> Path:
     """Score by depth over all domains, one colour per predictor: free-running solid,
     teacher-forced dashed (rows: decay_table rows with a `predictor` key)."""
-    from quality.plots import plt, write_png  # matplotlib only when a chart is drawn
+    from sources.plots import plt, write_png  # matplotlib only when a chart is drawn
 
     figure, axes = plt.subplots(figsize=(7, 4), dpi=100)
     for index, name in enumerate(sorted({row["predictor"] for row in rows})):

@@ -67,7 +67,7 @@ def write_csv(rows: Sequence[dict[str, Any]], path: Path) -> None:
 def write_chart(rows: Sequence[dict[str, Any]], path: Path) -> None:
     """Two panels of grouped bars per domain and overall_macro: our runs (the judge named in
     the title) and the published rows (LLM judge, official data): two scales, never one."""
-    from quality.plots import plt, write_png  # matplotlib only when a chart is drawn
+    from sources.plots import plt, write_png  # matplotlib only when a chart is drawn
 
     groups = [*DOMAIN_COLUMNS.values(), "overall_macro"]
     panels = [("ours", "Our runs (judge: " + ", ".join(sorted({str(r["judge"]) for r in rows

@@ -29,7 +29,8 @@ from bench.parsing import parse_prediction
 from bench.predictors.base import Predictor
 from bench.sample import BenchSample
 from bench.scoring import AxisScores
-from sources.storage import load_sql, partition_path
+from quality.tables import SCRUBBED_TURNS
+from sources.storage import load_sql
 
 Turn = tuple[str, str]  # (action, observation)
 # One row per (predictor, chain, depth): the stored form of RolloutStep.
@@ -118,10 +119,12 @@ def chains_from_samples(samples: Sequence[BenchSample]) -> list[RolloutChain]:
 
 def read_trajectory_turns(data_dir: Path | str, domain: str, trajectory_ids: Iterable[str]
                           ) -> dict[str, list[Turn]]:
-    """Every turn, in order, of the given trajectories, from {data}/raw_turns of a domain."""
-    path = partition_path(data_dir, "raw_turns", domain)
+    """Every turn, in order, of the given trajectories, from a domain's scrubbed_turns (the
+    text the samples come from: no secret reaches a score)."""
+    path = SCRUBBED_TURNS.path(data_dir, domain)
     if not path.exists():
-        raise FileNotFoundError(f"{path}: raw_turns of {domain} is needed for free-running chains")
+        raise FileNotFoundError(f"{path}: scrubbed_turns of {domain} is needed for free-running "
+                                "chains")
     wanted = pa.table({"trajectory_id": pa.array(sorted(set(trajectory_ids)), pa.string())})
     turns: dict[str, list[Turn]] = {}
     with duckdb.connect() as con:

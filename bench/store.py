@@ -16,39 +16,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from bench.sample import BenchSample
+from bench.tables import AGENTWORLDBENCH
 from sources.schema import DOMAINS
-from sources.storage import partition_path, write_parquet
+from sources.storage import write_parquet
+from sources.tables import Table
 
-BENCH_TABLE = "agentworldbench"
 OFFICIAL_FOLDER = "official"
-HISTORY_TYPE = pa.list_(pa.struct([("action", pa.large_string()),
-                                   ("observation", pa.large_string())]))
-BENCH_SCHEMA = pa.schema([
-    ("id", pa.string()), ("domain", pa.string()), ("source", pa.string()),
-    ("trajectory_id", pa.string()), ("turn_idx", pa.int32()), ("total_turns", pa.int32()),
-    ("category", pa.string()), ("history", HISTORY_TYPE), ("current_action", pa.large_string()),
-    ("reference", pa.large_string()), ("system_prompt", pa.large_string()),
-    ("task", pa.large_string()), ("initial_state", pa.large_string()),
-])
-BENCH_COLUMN_DOCS = {
-    "domain": "mcp, search, terminal, swe, android, web, os",
-    "id": "stable sample id: domain and a hash of (trajectory_id, target turn)",
-    "source": "catalog source of the trajectory (samples are stratified by it)",
-    "trajectory_id": "the bench-pool trajectory the sample comes from",
-    "turn_idx": "1-based index of the predicted turn (history has turn_idx - 1 turns)",
-    "total_turns": "turns in the whole trajectory",
-    "category": "turn_labels category of the target turn (informative or error)",
-    "history": "the real (action, observation) turns before the target, untruncated",
-    "current_action": "the action whose observation is predicted",
-    "reference": "the real next observation (ground truth)",
-    "system_prompt": "our world-model system prompt of the domain (bench/prompts, versioned)",
-    "task": "task instruction (GUI domains; empty for text domains)",
-    "initial_state": "screen before the first action (GUI domains, when the format has it)",
-}
-
-
 def official_dir(data_dir: Path | str) -> Path:
-    return Path(data_dir) / BENCH_TABLE / OFFICIAL_FOLDER
+    return AGENTWORLDBENCH.dir(data_dir) / OFFICIAL_FOLDER
 
 
 def _row(sample: BenchSample) -> dict[str, Any]:
@@ -68,8 +43,9 @@ def _sample(row: dict[str, Any]) -> BenchSample:
 
 def write_samples(samples: Sequence[BenchSample], data_dir: Path | str, domain: str) -> Path:
     """One domain's samples as agentworldbench/domain=<d>/part-0.parquet."""
-    path = partition_path(data_dir, BENCH_TABLE, domain)
-    write_parquet(pa.Table.from_pylist([_row(s) for s in samples], schema=BENCH_SCHEMA), path)
+    path = AGENTWORLDBENCH.path(data_dir, domain)
+    write_parquet(pa.Table.from_pylist([_row(s) for s in samples], schema=AGENTWORLDBENCH.schema),
+                  path)
     return path
 
 
@@ -77,30 +53,29 @@ def read_samples(data_dir: Path | str, domains: Iterable[str] = DOMAINS) -> list
     """Every stored sample of the given domains (domains without a table are skipped)."""
     samples: list[BenchSample] = []
     for domain in domains:
-        path = partition_path(data_dir, BENCH_TABLE, domain)
+        path = AGENTWORLDBENCH.path(data_dir, domain)
         if path.exists():
             samples += [_sample(row) for row in pq.read_table(path).to_pylist()]
     return samples
 
 
-def write_rows(rows: Sequence[dict[str, Any]], data_dir: Path | str, table: str,
-               schema: pa.Schema) -> dict[str, int]:
+def write_rows(rows: Sequence[dict[str, Any]], data_dir: Path | str, table: Table
+               ) -> dict[str, int]:
     """Rows split by their `domain` into {table}/domain=<d>/part-0.parquet; rows per domain.
     Every domain is written (an empty file for a domain without rows), so no stale file stays."""
     counts = {}
     for domain in DOMAINS:
         mine = [row for row in rows if row["domain"] == domain]
-        write_parquet(pa.Table.from_pylist(mine, schema=schema),
-                      partition_path(data_dir, table, domain))
+        write_parquet(pa.Table.from_pylist(mine, schema=table.schema), table.path(data_dir, domain))
         counts[domain] = len(mine)
     return counts
 
 
-def read_rows(data_dir: Path | str, table: str) -> list[dict[str, Any]]:
+def read_rows(data_dir: Path | str, table: Table) -> list[dict[str, Any]]:
     """All rows of a per-domain table (empty when it was never written)."""
     rows: list[dict[str, Any]] = []
     for domain in DOMAINS:
-        path = partition_path(data_dir, table, domain)
+        path = table.path(data_dir, domain)
         if path.exists():
             rows += pq.read_table(path).to_pylist()
     return rows

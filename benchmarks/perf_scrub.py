@@ -26,6 +26,7 @@ from quality.checks import nothing_left_to_scrub  # noqa: E402
 from quality.scrub import scrub_partition  # noqa: E402
 from sources.schema import DOMAINS  # noqa: E402
 from sources.storage import partition_path  # noqa: E402
+from sources.tables import RAW_TRAJECTORIES, RAW_TURNS
 
 PLANTS = ("contact ops-team@corp-mail.com", "export GITHUB_TOKEN=ghp_" + "aB3" * 12,
           "ssh deploy@198.51.100.23", "call +1 415-555-0134")
@@ -58,21 +59,21 @@ def main() -> None:
         data, out = work / "data", work / "scrubbed"
         for domain in DOMAINS:
             ingest_generated(work, domain, data)
-            plant(partition_path(data, "raw_turns", domain), args.plant_every)
+            plant(RAW_TURNS.path(data, domain), args.plant_every)
         print(f"{'domain':<10}{'turns':>9}{'MB':>7}{'replaced':>10}{'seconds':>9}{'turns/s':>9}"
               f"{'MB/s':>7}{'check s':>9}")
         total_turns = total_mb = total_seconds = total_check = 0.0
         for domain in DOMAINS:
             paths = {name: partition_path(out, name, domain)
                      for name in ("scrubbed_trajectories", "scrubbed_turns", "scrub_findings")}
-            stats = scrub_partition(partition_path(data, "raw_trajectories", domain),
-                                    partition_path(data, "raw_turns", domain), *paths.values())
+            stats = scrub_partition(RAW_TRAJECTORIES.path(data, domain),
+                                    RAW_TURNS.path(data, domain), *paths.values())
             with stopwatch() as lap:
                 outcome = nothing_left_to_scrub(paths["scrubbed_trajectories"],
                                                 paths["scrubbed_turns"])
             check_seconds = lap.wall
             assert outcome.passed, outcome.figures
-            megabytes = text_mb(partition_path(data, "raw_turns", domain))
+            megabytes = text_mb(RAW_TURNS.path(data, domain))
             total_turns += stats.turns
             total_mb += megabytes
             total_seconds += stats.seconds

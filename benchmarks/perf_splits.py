@@ -45,17 +45,17 @@ def timed_step(label: str, seconds: dict[str, float], step):
 
 
 def run(data: Path) -> None:
+    from quality.split import split_trajectories
     from quality.stage import dedup_across_partitions
     from sources.schema import DOMAINS
     from training.cpt_corpus import build_cpt_corpus
     from training.rl_split import RlConfig, build_rl_split
     from training.sft_split import build_sft_split
-    from training.split import split_trajectories
     from training.tokenizer import load_tokenizer, train_tokenizer
 
     seconds: dict[str, float] = {}
     dedup = timed_step("trajectory_dedup", seconds,
-                  lambda: dedup_across_partitions(data, data / "trajectory_dedup", DOMAINS))
+                  lambda: dedup_across_partitions(data, data, DOMAINS))
     split = timed_step("trajectory_split", seconds, lambda: split_trajectories(data, DOMAINS))
     tok_stats = timed_step("tokenizer", seconds,
                       lambda: train_tokenizer(data, data / "tokenizer", DOMAINS))

@@ -11,7 +11,11 @@ Plain Python and SQL (no Dagster here; assets/ wires these entry points):
 - dedup.py      `dedup_trajectories(trajectories_path(s), turns_path(s), out_dir, config)
                 -> DedupStats` (dedup_candidates.sql)
 - shingles.py, minhash.py   word n-gram hashing and MinHash signatures (datasketch-exact)
+- scrub.py      `scrub_partition(...)`: secrets and personal data replaced (secrets.py)
+- split.py      `split_trajectories(...)`: the train / bench pools, then decontamination
+                (decontaminate.py): the curation step the bench and training both read
 - stage.py      `run_quality_stage(data_dir, out_dir, domains, workers)`: all of it
-- grade.py      `grade(...)` behind `worldtrace quality grade`: the stage against the generator's
-                planted truth (grade_labels.py: against a hand-labelled set)
+- tables.py     the tables this stage builds (sources/tables.py: the registry)
+
+How well the rules agree with planted truth and with people is measured by `grading/`.
 """

@@ -1,12 +1,12 @@
 """Exact and near-duplicate trajectories (the `trajectory_dedup` asset).
 
-`dedup_trajectories(trajectories_path, turns_path, out_dir, config)`:
+`dedup_trajectories(trajectories_path, turns_path, out_root, config)`:
 
 1. exact duplicates: equal `content_hash` (task and turns hashed at ingest);
 2. near duplicates, among one representative per exact group: the trajectory's text (task, then
    each turn's action and observation, joined with newlines) as a set of word 5-grams, MinHashed
    in numpy while the turns stream by, the signatures written to Parquet
-   (out_dir/signatures.parquet), then banded in DuckDB (dedup_candidates.sql), so no corpus-wide
+   (dedup_signatures), then banded in DuckDB (dedup_candidates.sql), so no corpus-wide
    set of signatures or shingles is ever held as Python objects;
 3. every candidate pair is confirmed by its exact Jaccard (the shingle sets of the candidates
    only, rebuilt in a second pass) before it joins anything: LSH buckets are only a shortlist;
@@ -14,8 +14,9 @@
    member by (source, source_path, source_position, trajectory_id), a rule that does not depend
    on processing order.
 
-Outputs in out_dir: trajectory_dedup.parquet (one row per trajectory: cluster, kept, reason),
-duplicate_pairs.parquet (the exact and confirmed near pairs), signatures.parquet.
+Outputs, three tables of quality/tables.py under the data directory `out_root`: trajectory_dedup
+(one row per trajectory: cluster, kept, reason), duplicate_pairs (the exact and confirmed near
+pairs) and dedup_signatures.
 
 Short trajectories (under `min_shingles` word 5-grams, about 24 words) are shingled by
 character 5-grams instead (`shingles.char_shingles`), banded only among themselves, confirmed by
@@ -46,6 +47,7 @@ from quality.batches import run_numbers, trajectory_batches
 from quality.clusters import find, star_edges, union
 from quality.minhash import LshConfig, MinHashConfig, signature_array, signatures
 from quality.shingles import ShingleConfig, Shingled, char_shingles, shingle_words, word_hashes
+from quality.tables import DEDUP_SIGNATURES, DUPLICATE_PAIRS, TRAJECTORY_DEDUP
 from sources.storage import atomic_path, load_sql, parquet_view, query_arrow, write_parquet
 
 PathOrPaths = Path | str | Sequence[Path | str]
@@ -102,11 +104,11 @@ class DedupStats:
     seconds: Counter = field(default_factory=Counter)
 
 
-def dedup_trajectories(trajectories_path: PathOrPaths, turns_path: PathOrPaths, out_dir: Path,
+def dedup_trajectories(trajectories_path: PathOrPaths, turns_path: PathOrPaths, out_root: Path,
                        config: DedupConfig = DedupConfig()) -> DedupStats:
     """Find exact and near-duplicate trajectories; write the tables listed in the docstring."""
     stats = DedupStats(config=str(config))
-    out_dir = Path(out_dir)
+    out_dir = TRAJECTORY_DEDUP.dir(out_root)
     out_dir.mkdir(parents=True, exist_ok=True)
     clock = time.perf_counter()
     meta = _read_trajectories(_paths(trajectories_path))
@@ -122,7 +124,7 @@ def dedup_trajectories(trajectories_path: PathOrPaths, turns_path: PathOrPaths, 
     stats.seconds["exact"] += time.perf_counter() - clock
 
     clock = time.perf_counter()
-    sig_path = out_dir / "signatures.parquet"
+    sig_path = DEDUP_SIGNATURES.path(out_root)
     tasks = dict(zip(ids, meta["task"].to_pylist(), strict=True))
     wanted = {ids[i] for i in np.flatnonzero(representative)}
     with atomic_path(sig_path) as tmp:
@@ -156,7 +158,7 @@ def dedup_trajectories(trajectories_path: PathOrPaths, turns_path: PathOrPaths, 
     stats.seconds["exact jaccard"] += time.perf_counter() - clock
 
     clock = time.perf_counter()
-    _write_outputs(out_dir, meta, parent, exact_pairs, near_pairs, config, stats)
+    _write_outputs(out_root, meta, parent, exact_pairs, near_pairs, config, stats)
     stats.seconds["clusters"] += time.perf_counter() - clock
     return stats
 
@@ -264,15 +266,6 @@ def _batches_of(paths: list[Path], tasks: dict[str, str], keep: set[str], config
                                 np.arange(len(turnless) + 1), config)
 
 
-SIGNATURE_COLUMN_DOCS = {
-    "trajectory_id": "the signed trajectory (one per exact-duplicate group)",
-    "kind": "shingles the signature is over: 'words' (word n-grams) or 'chars' (character "
-            "n-grams, for trajectories under min_shingles word n-grams)",
-    "n_shingles": "shingles of that kind (with repeats)",
-    "signature": "MinHash signature (datasketch affine32 values)",
-}
-
-
 def _write_signatures(paths: list[Path], tasks: dict[str, str], wanted: set[str], out: Path,
                       config: DedupConfig, stats: DedupStats) -> None:
     """Stream the turns, write one MinHash signature per wanted trajectory; count short ones."""
@@ -331,7 +324,7 @@ def exact_jaccard(a: np.ndarray, b: np.ndarray) -> float:
     return inter / (len(a) + len(b) - inter)
 
 
-def _write_outputs(out_dir: Path, meta: pa.Table, parent: np.ndarray,
+def _write_outputs(out_root: Path, meta: pa.Table, parent: np.ndarray,
                    exact_pairs: list[tuple[int, int]],
                    near_pairs: list[tuple[str, str, float, str]],
                    config: DedupConfig, stats: DedupStats) -> None:
@@ -365,7 +358,7 @@ def _write_outputs(out_dir: Path, meta: pa.Table, parent: np.ndarray,
     })
     table = table.sort_by([("trajectory_id", "ascending")])
     metadata = {b"dedup_config": str(config).encode()}
-    write_parquet(table.replace_schema_metadata(metadata), out_dir / "trajectory_dedup.parquet")
+    write_parquet(table.replace_schema_metadata(metadata), TRAJECTORY_DEDUP.path(out_root))
     pair_rows = sorted([(ids[a], ids[b], 1.0, "exact") for a, b in exact_pairs]
                        + near_pairs)
     pairs = pa.table({
@@ -374,7 +367,7 @@ def _write_outputs(out_dir: Path, meta: pa.Table, parent: np.ndarray,
         "jaccard": pa.array([p[2] for p in pair_rows], pa.float64()),
         "kind": pa.array([p[3] for p in pair_rows], pa.string()),
     })
-    write_parquet(pairs.replace_schema_metadata(metadata), out_dir / "duplicate_pairs.parquet")
+    write_parquet(pairs.replace_schema_metadata(metadata), DUPLICATE_PAIRS.path(out_root))
     stats.kept = int(kept.sum())
     stats.removed = n - stats.kept
     stats.near_duplicates = int(np.count_nonzero(~kept & ~exact_child))

@@ -18,7 +18,9 @@ import duckdb
 
 from quality.labels import Policy, load_policy
 from quality.rules import RULES_BY_ID
-from sources.storage import load_sql, table_glob
+from quality.tables import TURN_FEATURES, TURN_LABELS
+from sources.storage import load_sql
+from sources.tables import RAW_TURNS
 
 # turn_features columns that are keys or copies of raw_turns, not features
 _NOT_FEATURES = {"trajectory_id", "turn_index", "domain", "source", "source_format",
@@ -106,38 +108,39 @@ def _threshold(policy: Policy, name: str) -> float | None:
 
 def explain_turn(data_dir: Path, trajectory_id: str, turn_index: int) -> TurnExplanation:
     """The labelled turn `turn_index` of `trajectory_id` under `data_dir`, or ExplainError."""
-    labels = Path(data_dir) / "turn_labels"
-    if not any(labels.glob("domain=*/*.parquet")):
+    if not TURN_LABELS.paths(data_dir):
         raise ExplainError(f"no turn_labels under {data_dir}: materialize turn_labels (worldtrace "
                            "run, or the Dagster asset) with this data folder first")
     con = duckdb.connect()
     try:
-        params = {"labels": table_glob(data_dir, "turn_labels"), "trajectory_id": trajectory_id}
+        params = {"labels": TURN_LABELS.glob(data_dir), "trajectory_id": trajectory_id}
         turns = con.execute(load_sql(__file__, "explain_turns.sql"), params).fetchall()[0][0]
         if not turns:
-            raise ExplainError(f"trajectory {trajectory_id!r} is not in {labels}")
+            raise ExplainError(f"trajectory {trajectory_id!r} is not in "
+                               f"{TURN_LABELS.dir(data_dir)}")
         if not 0 <= turn_index < turns:
             raise ExplainError(f"trajectory {trajectory_id!r} has turns 0 to {turns - 1}; "
                                f"there is no turn {turn_index}")
         where = {"trajectory_id": trajectory_id, "turn_index": turn_index}
         rows = {}
-        for table in ("turn_labels", "turn_features", "raw_turns"):
-            if not any((Path(data_dir) / table).glob("domain=*/*.parquet")):
-                raise ExplainError(f"no {table} under {data_dir}: the turn's labels are there "
-                                   f"but not its {table}")
+        for table in (TURN_LABELS, TURN_FEATURES, RAW_TURNS):
+            if not table.paths(data_dir):
+                raise ExplainError(f"no {table.name} under {data_dir}: the turn's labels are "
+                                   f"there but not its {table.name}")
             found = con.sql("SELECT * FROM read_parquet($path) WHERE trajectory_id = "
                             "$trajectory_id AND turn_index = $turn_index",
-                            params={"path": table_glob(data_dir, table), **where}
+                            params={"path": table.glob(data_dir), **where}
                             ).to_arrow_table().to_pylist()
             if not found:
                 raise ExplainError(f"turn {turn_index} of {trajectory_id!r} is labelled but "
-                                   f"missing from {table} under {data_dir}: materialize again")
-            rows[table] = found[0]
+                                   f"missing from {table.name} under {data_dir}: materialize "
+                                   "again")
+            rows[table.name] = found[0]
     finally:
         con.close()
-    features = {k: v for k, v in rows["turn_features"].items() if k not in _NOT_FEATURES}
-    return TurnExplanation(rows["turn_labels"], rows["raw_turns"]["action"],
-                           rows["raw_turns"]["observation"], features)
+    features = {k: v for k, v in rows[TURN_FEATURES.name].items() if k not in _NOT_FEATURES}
+    turn = rows[RAW_TURNS.name]
+    return TurnExplanation(rows[TURN_LABELS.name], turn["action"], turn["observation"], features)
 
 
 def explain_lines(data_dir: Path, trajectory_id: str, turn_index: int,

@@ -12,7 +12,7 @@ second pass finds near-identical observations across the whole partition from th
 signature columns (quality/corpus_frequency.py), then streams the parts file, one row group at a
 time, into the output (atomic). Memory: a batch, the partition's signatures of one kind
 (512 bytes a turn), and one output row group of features. Column
-meanings: FEATURE_COLUMN_DOCS.
+meanings: TURN_FEATURES in quality/tables.py.
 
 Shingles here are word 3-grams over `words` tokens (punctuation and JSON escapes split words,
 identifiers masked, see shingles.py): three words are specific enough that common pairs
@@ -57,56 +57,10 @@ from quality.minhash import (
     signatures_from_arrow,
 )
 from quality.observation_sets import common_words, occurrence_keys, shingle_counts, word_counts
-from quality.reply_features import REPLY_COLUMN_DOCS, reply_columns
+from quality.reply_features import reply_columns
 from quality.shingles import ShingleConfig, Shingled, shingle_words, word_hashes
 from sources.schema import TURN_SCHEMA
 from sources.storage import COMPRESSION, atomic_path, load_sql, query_arrow, sql_literal
-
-FEATURE_COLUMN_DOCS: dict[str, str] = {
-    "trajectory_id": "the turn's trajectory (key shared with raw_turns)",
-    "turn_index": "0-based position of the turn in its trajectory",
-    "domain": "copied from raw_turns",
-    "source": "copied from raw_turns",
-    "source_format": "copied from raw_turns",
-    "action_kind": "copied from raw_turns",
-    "observation_format": "copied from raw_turns",
-    "tool_name": "copied from raw_turns",
-    "obs_chars": "characters in the observation",
-    "action_chars": "characters in the action",
-    "content_chars": "letters and digits in the observation once a harness's 'no output' text "
-                     "is removed (first and last 2000 characters)",
-    "obs_shingles": "distinct word 3-grams of the observation",
-    "novel_shingles": "shingles of the observation in no earlier text of the trajectory "
-                      "(the turn's own action included)",
-    "new_words": "distinct words of the observation in no earlier turn of the trajectory (the "
-                 "turn's own action aside)",
-    "new_words_in_action": "share of those new words that the turn's action contains",
-    "overlap_action": "share of the observation's shingles also in the turn's action (echo)",
-    "overlap_context": "share of the observation's shingles in an earlier turn's action or "
-                       "observation",
-    "novelty": "share of the observation's shingles in no earlier text of the trajectory "
-               "(the turn's own action included)",
-    "jaccard_prev": "Jaccard similarity of the observation's shingles with the previous "
-                    "observation's (exact)",
-    "jaccard_max_prev": "highest Jaccard similarity with any earlier observation (exact up to "
-                        "64 shingles, MinHash estimate beyond)",
-    "length_ratio_prev": "observation characters / previous observation's characters",
-    "length_ratio_action": "observation characters / action characters",
-    "action_in_observation": "the stripped action (2+ characters) appears verbatim in the "
-                             "observation, case-insensitive",
-    "is_error": "the turn failed: error flag, non-zero exit code, or (without an exit code) an "
-                "error message in the observation",
-    "error_source": "flag, exit_code or pattern: what made is_error true",
-    "corpus_frequency": "distinct trajectories of the partition with a near-identical "
-                        "observation (MinHash LSH, verified), its own included",
-    "template_frequency": "the same, for the observation without the words its action contains "
-                          "(a canned page or message that quotes the action)",
-    "action_words": "share of the observation's words that its action contains",
-    "own_words": "distinct words of the observation that are neither in its action nor chrome "
-                 "(words on half the observations of its trajectory -- toolbars, prompts, "
-                 "headers -- or on 10 % of the partition's: markup, function words)",
-    **REPLY_COLUMN_DOCS,
-}
 
 
 @dataclass(frozen=True)

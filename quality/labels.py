@@ -43,19 +43,6 @@ _THRESHOLDS: dict[str, tuple[str, ...]] = {
     "informative": (),
 }
 
-LABEL_COLUMN_DOCS: dict[str, str] = {
-    "category": "empty, error, unchanged, echo, boilerplate or informative (policy.toml)",
-    "loss_weight": "weight of the observation's tokens in the training loss, in [0, 1] (an "
-                   "ambiguous turn's as the policy's [ambiguous] loss_weight says)",
-    "rule": "id of the rule that named the turn, category.name (the policy's [rules] table)",
-    "rule_features": "JSON object: the feature values that rule read (quality/rules.py)",
-    "ambiguous": "the category changes once every threshold moves by the policy's margin",
-    "near_rule": "for an ambiguous turn, the rule that names it a margin away (else null)",
-    "policy_version": "the policy file's `version`",
-    "policy_hash": "first 12 hex digits of the policy file's sha256",
-}
-
-
 @dataclass(frozen=True)
 class Policy:
     """A parsed policy file: thresholds per category, a loss weight per category, its hash."""

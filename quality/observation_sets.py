@@ -8,7 +8,7 @@ trajectory order. Each occurrence of a hash becomes one 64-bit key: a flag bit (
 the keys lines up all occurrences of a hash in a trajectory, in text order: the first says
 where it was first seen, the one or two before an observation's say whether the turn's
 action (index - 1) or the previous observation (index - 2) had it. Counting those flags per
-observation gives the features (FEATURE_COLUMN_DOCS). Two trajectories whose identities
+observation gives the features (quality/tables.py). Two trajectories whose identities
 collide in 43 bits sit in separate runs (their text indices do not overlap) and are split
 apart; two different shingles of one trajectory collide with probability about n^2 / 2^44
 (6e-6 for a 10,000-shingle trajectory), which would move one count by one.
@@ -112,7 +112,7 @@ def common_words(hashes: np.ndarray, offsets: np.ndarray, min_share: float,
 
 def word_counts(keys: np.ndarray, row_trajectory: np.ndarray, chrome_min_observations: int
                 ) -> dict[str, np.ndarray]:
-    """Per batch row: new_words, new_words_from_action, own_words (FEATURE_COLUMN_DOCS).
+    """Per batch row: new_words, new_words_from_action, own_words (quality/tables.py).
 
     Chrome is a word flagged as common in the partition (see `common_words`; keys built with
     `flagged`) or on at least half of its trajectory's observations (toolbars, prompts,

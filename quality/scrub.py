@@ -23,36 +23,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 import pyarrow.parquet as pq
 
 from quality.secrets import Finding, find_sensitive, gated_kinds
+from quality.tables import SCRUB_FINDINGS
 from sources.storage import ParquetSink
 
 TRAJECTORY_TEXT_FIELDS = ("task", "system_prompt", "metadata")
 TURN_TEXT_FIELDS = ("action", "observation")
 READ_ROWS = 2048
 GATES_KEY = "__gates"  # the per-field gated kinds carried beside a row while it is scrubbed
-
-FINDINGS_SCHEMA = pa.schema([
-    pa.field("domain", pa.string(), nullable=False),
-    pa.field("trajectory_id", pa.string(), nullable=False),
-    pa.field("turn_index", pa.int32()),
-    pa.field("field", pa.string(), nullable=False),
-    pa.field("kind", pa.string(), nullable=False),
-    pa.field("placeholder", pa.string(), nullable=False),
-])
-
-FINDINGS_COLUMN_DOCS: dict[str, str] = {
-    "domain": "partition the trajectory belongs to",
-    "trajectory_id": "trajectory the value was found in",
-    "turn_index": "turn it was found in; null for the task, system prompt or metadata",
-    "field": "column it was found in: task, system_prompt, metadata, action or observation",
-    "kind": "what it was: openai_key, github_token, email, phone, ip_address, ... "
-            "(quality/secrets.py)",
-    "placeholder": "what replaced it, e.g. <SECRET_1>; the value itself is never stored",
-}
-
 
 class Placeholders:
     """Typed placeholders numbered within one trajectory: one value, one placeholder."""
@@ -124,7 +104,7 @@ def scrub_partition(trajectories_path: Path, turns_path: Path, out_trajectories:
     turn_rows = _rows(turns_path, TURN_TEXT_FIELDS)
     with (ParquetSink(out_trajectories, pq.read_schema(trajectories_path)) as trajectory_sink,
           ParquetSink(out_turns, pq.read_schema(turns_path)) as turn_sink,
-          ParquetSink(out_findings, FINDINGS_SCHEMA) as finding_sink):
+          ParquetSink(out_findings, SCRUB_FINDINGS.schema) as finding_sink):
         for trajectory in _rows(trajectories_path, TRAJECTORY_TEXT_FIELDS):
             placeholders = Placeholders()
             turns = [_next_turn(turn_rows, trajectory, turns_path)

@@ -28,9 +28,16 @@ from quality.dedup import DedupConfig, DedupStats, dedup_trajectories
 from quality.features import FeatureConfig, FeatureStats, compute_turn_features
 from quality.labels import LabelStats, label_turns, load_policy
 from quality.scrub import scrub_partition
-from sources.storage import partition_path
+from quality.tables import (
+    SCRUB_FINDINGS,
+    SCRUBBED_TRAJECTORIES,
+    SCRUBBED_TURNS,
+    TURN_FEATURES,
+    TURN_LABELS,
+)
+from sources.tables import RAW_TRAJECTORIES, RAW_TURNS
 
-SCRUB_TABLES = ("scrubbed_trajectories", "scrubbed_turns", "scrub_findings")
+SCRUB_TABLES = (SCRUBBED_TRAJECTORIES, SCRUBBED_TURNS, SCRUB_FINDINGS)
 
 
 @dataclass
@@ -48,32 +55,31 @@ class StageReport:
 
 def _features_and_labels(data_dir: Path, out_dir: Path, domain: str, config: FeatureConfig,
                          policy_path: Path | None) -> tuple[str, FeatureStats, LabelStats, float]:
-    features = partition_path(out_dir, "turn_features", domain)
-    f_stats = compute_turn_features(partition_path(data_dir, "raw_turns", domain), features, config)
+    features = TURN_FEATURES.path(out_dir, domain)
+    f_stats = compute_turn_features(RAW_TURNS.path(data_dir, domain), features, config)
     clock = time.perf_counter()
     policy = load_policy(policy_path) if policy_path else load_policy()
-    l_stats = label_turns(features, partition_path(out_dir, "turn_labels", domain), policy)
+    l_stats = label_turns(features, TURN_LABELS.path(out_dir, domain), policy)
     l_stats_seconds = time.perf_counter() - clock
     return domain, f_stats, l_stats, l_stats_seconds
 
 
-def dedup_across_partitions(data_dir: Path, out_dir: Path, domains: Sequence[str],
+def dedup_across_partitions(data_dir: Path, out_root: Path, domains: Sequence[str],
                             config: DedupConfig | None = None) -> DedupStats:
     """Dedup over every domain partition present, as one corpus: what the `trajectory_dedup`
-    asset runs, and what grading and the benchmark run (out_dir gets the three tables)."""
-    present = [d for d in domains if partition_path(data_dir, "raw_trajectories", d).exists()]
+    asset runs, and what grading and the benchmark run (the dedup tables go under out_root)."""
+    present = [d for d in domains if RAW_TRAJECTORIES.path(data_dir, d).exists()]
     return dedup_trajectories(
-        [partition_path(data_dir, "raw_trajectories", d) for d in present],
-        [partition_path(data_dir, "raw_turns", d) for d in present],
-        out_dir, config or DedupConfig())
+        [RAW_TRAJECTORIES.path(data_dir, d) for d in present],
+        [RAW_TURNS.path(data_dir, d) for d in present],
+        out_root, config or DedupConfig())
 
 
 def _scrub(data_dir: Path, out_dir: Path, domain: str) -> float:
     """Scrub one partition; returns its seconds."""
     clock = time.perf_counter()
-    scrub_partition(*(partition_path(data_dir, table, domain)
-                      for table in ("raw_trajectories", "raw_turns")),
-                    *(partition_path(out_dir, table, domain) for table in SCRUB_TABLES))
+    scrub_partition(RAW_TRAJECTORIES.path(data_dir, domain), RAW_TURNS.path(data_dir, domain),
+                    *(table.path(out_dir, domain) for table in SCRUB_TABLES))
     return time.perf_counter() - clock
 
 
@@ -91,7 +97,7 @@ def run_quality_stage(data_dir: Path, out_dir: Path, domains: Sequence[str], wor
     features = features or FeatureConfig()
     dedup = dedup or DedupConfig()
     report = StageReport()
-    present = [d for d in domains if partition_path(data_dir, "raw_turns", d).exists()]
+    present = [d for d in domains if RAW_TURNS.path(data_dir, d).exists()]
     jobs = [(data_dir, out_dir, d, features, policy_path) for d in present]
     scrubs = [(data_dir, out_dir, d) for d in present] if scrub else []
     began = time.perf_counter()
@@ -126,6 +132,6 @@ def run_quality_stage(data_dir: Path, out_dir: Path, domains: Sequence[str], wor
 def _timed_dedup(data_dir: Path, out_dir: Path, present: list[str], config: DedupConfig,
                  report: StageReport) -> DedupStats:
     clock = time.perf_counter()
-    stats = dedup_across_partitions(data_dir, out_dir / "trajectory_dedup", present, config)
+    stats = dedup_across_partitions(data_dir, out_dir, present, config)
     report.wall_seconds["dedup"] = time.perf_counter() - clock
     return stats

@@ -36,21 +36,16 @@ from sources.readers.mapped import MappedReader
 from sources.schema import (
     DOMAINS,
     OUTCOMES,
-    QUARANTINE_SCHEMA,
-    TRAJECTORY_SCHEMA,
-    TURN_SCHEMA,
     Quarantine,
     Trajectory,
 )
 from sources.source_merge import RunOutput, merged_output
 from sources.storage import ParquetSink
+from sources.tables import INGEST_QUARANTINE, RAW_TRAJECTORIES, RAW_TURNS
 
 DOC_SUFFIXES = (".md", ".markdown", ".rst")
-TABLE_SCHEMAS: dict[str, pa.Schema] = {
-    "raw_trajectories": TRAJECTORY_SCHEMA,
-    "raw_turns": TURN_SCHEMA,
-    "ingest_quarantine": QUARANTINE_SCHEMA,
-}
+TABLE_SCHEMAS: dict[str, pa.Schema] = {  # the tables ingest writes (sources/tables.py)
+    table.name: table.schema for table in (RAW_TRAJECTORIES, RAW_TURNS, INGEST_QUARANTINE)}
 
 
 @dataclass
@@ -386,15 +381,15 @@ def write_tables(
         sinks = DomainSinks(output, stack)
         pool = stack.enter_context(InputPool(PoolConfig(workers))) if workers > 1 else None
         for domain in domains:
-            sinks.get("raw_turns", domain)
+            sinks.get(RAW_TURNS.name, domain)
         for spec in specs:
             for record in ingest_source(spec, stats, pool):
                 if isinstance(record, IngestedTrajectory):
                     domain = record.trajectory["domain"]
-                    sinks.get("raw_trajectories", domain).write(record.trajectory)
-                    sinks.get("raw_turns", domain).write_many(record.turns)
+                    sinks.get(RAW_TRAJECTORIES.name, domain).write(record.trajectory)
+                    sinks.get(RAW_TURNS.name, domain).write_many(record.turns)
                     if on_trajectory is not None:
                         on_trajectory(stats)
                 else:
-                    sinks.get("ingest_quarantine", record.row["domain"]).write(record.row)
+                    sinks.get(INGEST_QUARANTINE.name, record.row["domain"]).write(record.row)
     return stats

@@ -76,3 +76,12 @@ def bench_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from bench_corpus import make_corpus
 
     return make_corpus(tmp_path_factory.mktemp("bench_corpus"))
+
+
+@pytest.fixture(scope="session")
+def curated_pipeline(tmp_path_factory: pytest.TempPathFactory):
+    """The data assets materialized one by one on a small seeded corpus, with the tables each
+    located (tests/curated_pipeline.py)."""
+    from curated_pipeline import materialize
+
+    return materialize(tmp_path_factory.mktemp("curated"))

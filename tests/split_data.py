@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from quality.split import SplitConfig, split_trajectories
 from quality.stage import run_quality_stage
 from sources.catalog import make_spec
 from sources.factory.scale import generate_corpus, source_name
 from sources.ingest import write_tables
-from training.split import SplitConfig, split_trajectories
 
 
 def curated_data(root: Path, domains: Sequence[str], per_domain: int, seed: int = 3,

@@ -11,8 +11,10 @@ from bench_corpus import pools
 from bench.allocation import allocate
 from bench.build import JUDGEABLE, BuildConfig, build_domain
 from bench.prompts import system_prompt
+from quality.tables import TRAJECTORY_SPLIT, TURN_LABELS
 from sources.schema import DOMAINS
-from sources.storage import partition_path, sql_path
+from sources.storage import sql_path
+from sources.tables import RAW_TURNS
 
 
 def test_allocation_is_proportional_capped_and_redistributed() -> None:
@@ -26,7 +28,7 @@ def test_allocation_is_proportional_capped_and_redistributed() -> None:
 
 
 def _turns(data: Path, domain: str) -> dict[tuple[str, int], tuple[str, str]]:
-    path = sql_path(partition_path(data, "raw_turns", domain))
+    path = sql_path(RAW_TURNS.path(data, domain))
     with duckdb.connect() as con:
         rows = con.execute(f"SELECT trajectory_id, turn_index, action, observation "
                            f"FROM read_parquet({path})").fetchall()
@@ -34,7 +36,7 @@ def _turns(data: Path, domain: str) -> dict[tuple[str, int], tuple[str, str]]:
 
 
 def _labels(data: Path, domain: str) -> dict[tuple[str, int], str]:
-    path = sql_path(partition_path(data, "turn_labels", domain))
+    path = sql_path(TURN_LABELS.path(data, domain))
     with duckdb.connect() as con:
         rows = con.execute(f"SELECT trajectory_id, turn_index, category "
                            f"FROM read_parquet({path})").fetchall()
@@ -85,12 +87,12 @@ def test_checks_catch_train_trajectories(bench_corpus: Path, tmp_path: Path) -> 
     import shutil
 
     from bench import checks
-    from training.split import SplitConfig, split_trajectories
+    from quality.split import SplitConfig, split_trajectories
 
     data = tmp_path / "data"
     shutil.copytree(bench_corpus, data)
     split_trajectories(data, ["terminal"], SplitConfig(bench_share=0.5))
-    split = sql_path(partition_path(data, "trajectory_split", "terminal"))
+    split = sql_path(TRAJECTORY_SPLIT.path(data, "terminal"))
     with duckdb.connect() as con:
         pools = dict(con.execute(f"SELECT trajectory_id, pool FROM read_parquet({split})"
                                  ).fetchall())

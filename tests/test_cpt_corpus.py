@@ -14,11 +14,11 @@ from split_data import curated_data
 from bench.build import BuildConfig, build_domain
 from bench.official import chat_messages
 from bench.predictors.messages import drop_oldest_turns, history_pairs
-from sources.storage import partition_path
 from training.cpt_corpus import CptCorpusConfig, build_cpt_corpus, episode_tokens, pack
 from training.render import messages, read_episodes, weighted_segments
 from training.reward import history_and_action
 from training.sft_split import SftConfig, build_sft_split
+from training.tables import SFT_SPLIT
 from training.tokenizer import SPECIAL_TOKENS, TokenizerConfig, load_tokenizer, train_tokenizer
 
 DOMAINS = ["terminal", "web"]
@@ -129,7 +129,7 @@ def test_sft_prompts_are_the_bench_rendering_of_the_same_turn(data, tok):
         train_ids = [e.trajectory_id for e in read_episodes(data, domain)]
         bench, _ = build_domain(data, domain, BuildConfig(counts={domain: 100_000}), train_ids)
         by_turn = {(s.trajectory_id, s.turn_idx - 1): s for s in bench}
-        rows = pq.read_table(partition_path(data, "sft_split", domain)).to_pylist()
+        rows = pq.read_table(SFT_SPLIT.path(data, domain)).to_pylist()
         assert rows
         for row in rows:
             prompt = row["messages"][:-1]

@@ -13,10 +13,10 @@ from assets.bench import agentworldbench, bench_predictions, bench_scores, leade
 from assets.resources import WorldtraceStorage
 from bench.official import read_official
 from bench.store import official_dir, read_samples
+from bench.tables import BENCH_SCORES
+from quality.split import SplitConfig, split_trajectories
 from sources.schema import DOMAINS
-from sources.storage import partition_path
 from tests.tiny_lm import build_tiny_model
-from training.split import SplitConfig, split_trajectories
 
 
 def test_bench_assets_build_predict_score_and_rank(bench_corpus: Path, tmp_path: Path) -> None:
@@ -46,7 +46,7 @@ def test_bench_assets_build_predict_score_and_rank(bench_corpus: Path, tmp_path:
     back, problems = read_official(official_dir(data))
     assert problems == [] and sorted(back, key=lambda s: s.id) == sorted(samples,
                                                                            key=lambda s: s.id)
-    scores = pq.read_table(partition_path(data, "bench_scores", samples[0].domain)).to_pylist()
+    scores = pq.read_table(BENCH_SCORES.path(data, samples[0].domain)).to_pylist()
     models = {"hf_local:sft_model", "hf_local:untrained_model"}
     assert {row["predictor"] for row in scores} == {"copy_last", "empty", "retrieval", *models}
     assert all(row["failed"] or 0.0 <= row["score"] <= 100.0 for row in scores)
@@ -70,7 +70,9 @@ def test_bench_assets_build_predict_score_and_rank(bench_corpus: Path, tmp_path:
 
 
 def test_trained_model_folders_join_the_predictors(tmp_path: Path) -> None:
-    from assets.bench import PredictorSettings, model_specs, predictor_specs
+    from assets.bench import PredictorSettings, predictor_specs
+    from bench.compare import model_specs
+    from training.tables import model_folders
 
     for name, has_config in (("sft_model", True), ("rl_model", True), ("notes", False),
                              ("untrained_model", True)):
@@ -85,6 +87,6 @@ def test_trained_model_folders_join_the_predictors(tmp_path: Path) -> None:
     assert predictor_specs(PredictorSettings(include_models=False), tmp_path) == [
         "copy_last", "empty", "retrieval"]
     # bench_rollout names its models: in the order given, only folders that hold a model
-    assert model_specs(tmp_path, ["untrained_model", "cpt_model", "rl_model"]) == [
+    assert model_specs(model_folders(tmp_path, ["untrained_model", "cpt_model", "rl_model"])) == [
         f"hf_local:{tmp_path / 'models' / 'untrained_model'}",
         f"hf_local:{tmp_path / 'models' / 'rl_model'}"]

@@ -9,11 +9,12 @@ from pathlib import Path
 import dagster as dg
 
 from assets.bench import agentworldbench
-from assets.bench_rollout import ROLLOUT, bench_rollout
+from assets.bench_rollout import bench_rollout
 from assets.resources import WorldtraceStorage
 from bench.store import read_rows
+from bench.tables import BENCH_ROLLOUT
+from quality.split import SplitConfig, split_trajectories
 from sources.schema import DOMAINS
-from training.split import SplitConfig, split_trajectories
 
 
 def test_bench_rollout_runs_chains_and_reports_decay(bench_corpus: Path, tmp_path: Path) -> None:
@@ -28,7 +29,7 @@ def test_bench_rollout_runs_chains_and_reports_decay(bench_corpus: Path, tmp_pat
                                                          "models": []}}}},
     )
     assert result.success
-    steps = read_rows(data, ROLLOUT)
+    steps = read_rows(data, BENCH_ROLLOUT)
     assert steps and {row["predictor"] for row in steps} == {"copy_last"}
     depths = {row["depth"] for row in steps}
     assert depths <= {1, 2} and 1 in depths

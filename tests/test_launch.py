@@ -14,9 +14,10 @@ import pyarrow.parquet as pq
 
 from quality.features import compute_turn_features
 from quality.labels import label_turns, load_policy
+from quality.tables import TURN_FEATURES, TURN_LABELS
 from sources.catalog import load_catalog
 from sources.ingest import write_tables
-from sources.storage import partition_path
+from sources.tables import RAW_TURNS
 from worldtrace.launch import corpus_steps, prepare_instance
 from worldtrace.summary import summary
 
@@ -36,10 +37,10 @@ def test_summary_shows_rows_categories_and_where_things_are(traces_dir: Path,
     specs = [s for s in load_catalog(REPO_ROOT / "sources.example.toml", tmp_path)
              if s.domain == "swe"]
     write_tables(specs, tmp_path, domains=["swe"])
-    compute_turn_features(partition_path(tmp_path, "raw_turns", "swe"),
-                          partition_path(tmp_path, "turn_features", "swe"))
-    label_turns(partition_path(tmp_path, "turn_features", "swe"),
-                partition_path(tmp_path, "turn_labels", "swe"), load_policy())
+    compute_turn_features(RAW_TURNS.path(tmp_path, "swe"),
+                          TURN_FEATURES.path(tmp_path, "swe"))
+    label_turns(TURN_FEATURES.path(tmp_path, "swe"),
+                TURN_LABELS.path(tmp_path, "swe"), load_policy())
     (tmp_path / "leaderboard").mkdir()
     (tmp_path / "leaderboard" / "models_vs_baselines.md").write_text(
         "Scores:\n\n| domain |\n\n- rl_model: 20.00 overall, +9.00 vs untrained_model\n")
@@ -47,7 +48,7 @@ def test_summary_shows_rows_categories_and_where_things_are(traces_dir: Path,
                    "/home/x/.dagster_home")
     assert "- rl_model: 20.00 overall, +9.00 vs untrained_model" in text.splitlines()
     turns = next(line for line in text.splitlines() if line.startswith("raw_turns"))
-    rows = pq.read_metadata(partition_path(tmp_path, "raw_turns", "swe")).num_rows
+    rows = pq.read_metadata(RAW_TURNS.path(tmp_path, "swe")).num_rows
     assert turns.split()[-1] == f"{rows:,}" and rows > 0
     assert "12 checks passed, 0 failed" in text
     assert "Turn categories" in text and "swe" in text

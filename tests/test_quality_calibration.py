@@ -12,17 +12,17 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from quality.calibration import (
+from grading.calibration import (
     CalibrationConfig,
     design_matrix,
     fit,
     input_names,
     loso_predictions,
 )
-from quality.grade_labels import label_labelled_files, load_labels
+from grading.hand_labels import label_labelled_files, load_labels
 from worldtrace.cli import main
 
-DEV_SET = Path(__file__).resolve().parent.parent / "quality" / "labelled" / "real_dev.jsonl"
+DEV_SET = Path(__file__).resolve().parent.parent / "grading" / "labelled" / "real_dev.jsonl"
 
 
 @pytest.fixture(scope="module")

@@ -8,6 +8,7 @@ import pytest
 from quality_rows import trajectory, write_partition
 
 from quality.dedup import DedupConfig, dedup_trajectories
+from quality.tables import DUPLICATE_PAIRS, TRAJECTORY_DEDUP
 
 
 def words(start: int, n: int) -> str:
@@ -46,12 +47,12 @@ def result(tmp_path_factory):
     root = tmp_path_factory.mktemp("dedup")
     turns, trajectories = write_partition(root, "swe", corpus())
     stats = dedup_trajectories(trajectories, turns, root / "out")
-    table = pq.read_table(root / "out" / "trajectory_dedup.parquet").to_pylist()
+    table = pq.read_table(TRAJECTORY_DEDUP.path(root / "out")).to_pylist()
     meta = pq.read_table(trajectories, columns=["trajectory_id", "source_path"]).to_pylist()
     path = {m["trajectory_id"]: m["source_path"] for m in meta}
     rows = {path[r["trajectory_id"]]: r for r in table}
     pairs = [(path[p["id_a"]], path[p["id_b"]], p["jaccard"], p["kind"])
-             for p in pq.read_table(root / "out" / "duplicate_pairs.parquet").to_pylist()]
+             for p in pq.read_table(DUPLICATE_PAIRS.path(root / "out")).to_pylist()]
     return stats, rows, pairs, path, root
 
 
@@ -116,4 +117,5 @@ def test_outputs_are_byte_identical(result, tmp_path):
     trajectories = root / "raw_trajectories" / "domain=swe" / "part-0.parquet"
     dedup_trajectories(trajectories, turns, tmp_path / "again")
     for name in ("trajectory_dedup.parquet", "duplicate_pairs.parquet", "signatures.parquet"):
-        assert (root / "out" / name).read_bytes() == (tmp_path / "again" / name).read_bytes()
+        assert ((root / "out" / "trajectory_dedup" / name).read_bytes()
+                == (tmp_path / "again" / "trajectory_dedup" / name).read_bytes())

@@ -9,6 +9,7 @@ from quality_rows import write_partition
 from short_corpus import short_corpus, texts_of
 
 from quality.dedup import DedupConfig, dedup_trajectories
+from quality.tables import TRAJECTORY_DEDUP
 from sources.factory.scale_text import jaccard
 
 
@@ -19,7 +20,7 @@ def clusters_by_name(root, config: DedupConfig) -> dict[str, str]:
     names = {r["trajectory_id"]: r["source_path"]
              for r in pq.read_table(trajectories, columns=["trajectory_id", "source_path"])
              .to_pylist()}
-    rows = pq.read_table(root / str(config) / "trajectory_dedup.parquet").to_pylist()
+    rows = pq.read_table(TRAJECTORY_DEDUP.path(root / str(config))).to_pylist()
     return {names[r["trajectory_id"]]: names[r["cluster_id"]] for r in rows}
 
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from quality.features import FEATURE_COLUMN_DOCS
 from quality.labels import CATEGORIES, DEFAULT_POLICY, label_turns, load_policy
 from quality.rules import RULE_IDS, RULES, RULES_BY_ID, Ambiguity, moved_threshold
 from quality.stage import run_quality_stage
+from quality.tables import TURN_FEATURES, TURN_LABELS
 from sources.schema import DOMAINS
 from sources.storage import partition_path
 from worldtrace.cli import main
@@ -26,7 +26,7 @@ def test_the_policy_documents_every_rule_of_rules_sql_in_order():
     assert {r.category for r in RULES} == set(CATEGORIES)
     assert RULE_IDS[-1] == "informative.new_content"  # the default, tried last
     for rule in RULES:  # every feature a rule reads is a documented turn feature
-        assert rule.features and set(rule.features) <= set(FEATURE_COLUMN_DOCS), rule
+        assert rule.features and set(rule.features) <= set(TURN_FEATURES.docs), rule
     read = {name for rule in RULES for name in rule.thresholds}
     every = {f"{c}_{k}" for c, values in policy.thresholds.items() for k in values}
     assert read == every  # no threshold of the policy is dead, none is read but undefined
@@ -136,11 +136,11 @@ def test_a_conservative_weight_for_ambiguous_turns_changes_only_them(stage, tmp_
     policy, default = load_policy(tmp_path / "policy.toml"), load_policy()
     changed = 0
     for domain in DOMAINS:
-        features = partition_path(stage, "turn_features", domain)
+        features = TURN_FEATURES.path(stage, domain)
         if not features.exists():
             continue
         label_turns(features, tmp_path / f"{domain}.parquet", policy)
-        before = pq.read_table(partition_path(stage, "turn_labels", domain)).to_pylist()
+        before = pq.read_table(TURN_LABELS.path(stage, domain)).to_pylist()
         after = pq.read_table(tmp_path / f"{domain}.parquet").to_pylist()
         for old, new in zip(before, after, strict=True):
             assert new["category"] == old["category"] and new["rule"] == old["rule"]
@@ -156,7 +156,7 @@ def test_a_conservative_weight_for_ambiguous_turns_changes_only_them(stage, tmp_
 
 
 def test_labels_are_deterministic(stage, tmp_path):
-    features = partition_path(stage, "turn_features", "mcp")
+    features = TURN_FEATURES.path(stage, "mcp")
     digests = set()
     for k in range(2):
         label_turns(features, tmp_path / f"{k}.parquet")

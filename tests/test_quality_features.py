@@ -14,7 +14,8 @@ import pytest
 from quality_rows import trajectory, write_partition
 
 from quality import features as features_module
-from quality.features import FEATURE_COLUMN_DOCS, FeatureConfig, compute_turn_features
+from quality.features import FeatureConfig, compute_turn_features
+from quality.tables import TURN_FEATURES
 
 CANNED = "Welcome to the portal. Please sign in to continue with your account."
 
@@ -56,7 +57,7 @@ def features(tmp_path_factory) -> dict[tuple[str, int], dict]:
     stats = compute_turn_features(turns, out)
     assert stats.turns == 25 and stats.trajectories == 9
     table = pq.read_table(out)
-    assert set(FEATURE_COLUMN_DOCS) <= set(table.column_names)
+    assert set(TURN_FEATURES.docs) <= set(table.column_names)
     paths = dict(zip(*pq.read_table(trajectories, columns=["trajectory_id", "source_path"])
                      .to_pydict().values(), strict=True))
     return {(paths[r["trajectory_id"]], r["turn_index"]): r for r in table.to_pylist()}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from quality.grade import GRADED, GradeReport, grade
+from grading.planted import GRADED, GradeReport, grade
 from worldtrace.cli import main
 
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from quality.grade_labels import LabelsFileError, grade_labels, load_labels
+from grading.hand_labels import LabelsFileError, grade_labels, load_labels
 from worldtrace.cli import main
 
 # Three real turns of ../shared/traces and what a person reading them calls them.

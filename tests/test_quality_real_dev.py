@@ -1,5 +1,5 @@
-"""The turn classifier on the hand-labelled real sets (quality/labelled/real_dev.jsonl and
-real_holdout.jsonl, see quality/labelled/README.md).
+"""The turn classifier on the hand-labelled real sets (grading/labelled/real_dev.jsonl and
+real_holdout.jsonl, see grading/labelled/README.md).
 
 Regression tests: a few dozen real turns of each set, four to six per category from several
 sources, must keep the category a person gave them, and each whole set must keep the issue's
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from quality.grade_labels import (
+from grading.hand_labels import (
     LabelGrade,
     add_ambiguity,
     grade_rows,
@@ -21,7 +21,7 @@ from quality.grade_labels import (
     load_labels,
 )
 
-LABELLED = Path(__file__).resolve().parent.parent / "quality" / "labelled"
+LABELLED = Path(__file__).resolve().parent.parent / "grading" / "labelled"
 DEV_SET = LABELLED / "real_dev.jsonl"
 HOLDOUT_SET = LABELLED / "real_holdout.jsonl"
 

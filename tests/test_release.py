@@ -13,16 +13,18 @@ import pytest
 
 from quality.features import compute_turn_features
 from quality.labels import label_turns, load_policy
-from quality.release import ReleaseError
-from quality.release.build import ReleaseConfig, build_release
-from quality.release.manifest import verify_release
 from quality.scrub import scrub_partition
+from quality.split import split_trajectories
 from quality.stage import dedup_across_partitions
+from quality.tables import TRAJECTORY_SPLIT
+from release import ReleaseError
+from release.build import ReleaseConfig, build_release
+from release.manifest import verify_release
 from sources.catalog import load_catalog
 from sources.ingest import write_tables
 from sources.schema import DOMAINS
 from sources.storage import partition_path
-from training.split import split_trajectories
+from sources.tables import RAW_TURNS
 from worldtrace.cli import main as worldtrace
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -44,7 +46,7 @@ def data_dir(traces_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path
         scrub_partition(path("raw_trajectories"), path("raw_turns"),
                         path("scrubbed_trajectories"), path("scrubbed_turns"),
                         path("scrub_findings"))
-    dedup_across_partitions(data, data / "trajectory_dedup", DOMAINS)
+    dedup_across_partitions(data, data, DOMAINS)
     split_trajectories(data, DOMAINS)
     return data
 
@@ -86,7 +88,7 @@ def test_card_has_front_matter_and_the_statistics(release: Path) -> None:
 
 
 def test_no_email_of_the_fixtures_survives(data_dir: Path, release: Path) -> None:
-    raw = pq.read_table(partition_path(data_dir, "raw_turns", "mcp"))["observation"]
+    raw = pq.read_table(RAW_TURNS.path(data_dir, "mcp"))["observation"]
     published = pq.read_table(release / "data/turns/mcp-00000-of-00001.parquet")["observation"]
     assert any("@mcp.com" in text for text in raw.to_pylist())
     assert not any("@mcp.com" in text for text in published.to_pylist())
@@ -131,7 +133,7 @@ def test_a_secret_left_in_a_published_table_is_scrubbed_on_the_way_out(
     """A split table built from unscrubbed text: the release pass replaces and counts it."""
     copy = tmp_path / "data"
     shutil.copytree(data_dir, copy)
-    path = partition_path(copy, "trajectory_split", "swe")
+    path = TRAJECTORY_SPLIT.path(copy, "swe")
     split = pq.read_table(path)
     rows = split.to_pylist()
     rows[0]["group_key"] = "deploy key for ops@corp-mail.com"

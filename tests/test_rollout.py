@@ -15,7 +15,8 @@ from bench.rollout import (
     read_trajectory_turns,
 )
 from bench.sample import BenchSample
-from sources.storage import partition_path, write_parquet
+from sources.storage import write_parquet
+from sources.tables import RAW_TURNS
 
 LISTING = "drwxr-xr-x 2 user user 4096 src\n-rw-r--r-- 1 user user 120 README.md"
 # A session whose first answer differs from every later one: copying the last *real*
@@ -69,7 +70,7 @@ def test_trajectory_turns_are_read_in_order_from_raw_turns(tmp_path):
     rows = [("b", 1, "x1", "y1"), ("a", 1, "a1", "o1"), ("a", 0, "a0", "o0"), ("c", 0, "z", "z")]
     table = pa.table({name: [r[i] for r in rows] for i, name in
                       enumerate(["trajectory_id", "turn_index", "action", "observation"])})
-    path = partition_path(tmp_path, "raw_turns", "terminal")
+    path = RAW_TURNS.path(tmp_path, "terminal")
     path.parent.mkdir(parents=True)
     write_parquet(table, path)
     assert read_trajectory_turns(tmp_path, "terminal", ["a", "b"]) == {

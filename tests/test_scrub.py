@@ -17,10 +17,12 @@ import pytest
 from quality.checks import nothing_left_to_scrub
 from quality.scrub import Placeholders, scrub_partition, scrub_text
 from quality.secrets import find_sensitive
+from quality.tables import SCRUB_FINDINGS, SCRUBBED_TRAJECTORIES, SCRUBBED_TURNS
 from sources.catalog import load_catalog
 from sources.ingest import write_tables
 from sources.schema import DOMAINS
 from sources.storage import partition_path
+from sources.tables import RAW_TRAJECTORIES, RAW_TURNS
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CREDENTIAL_FREE_KINDS = {"email", "phone"}  # all the real fixtures hold (checked by hand)
@@ -84,18 +86,18 @@ def fixture_tables(traces_dir: Path, tmp_path_factory: pytest.TempPathFactory) -
 
 
 def scrub(data: Path, out: Path, domain: str):
-    return scrub_partition(partition_path(data, "raw_trajectories", domain),
-                           partition_path(data, "raw_turns", domain),
-                           partition_path(out, "scrubbed_trajectories", domain),
-                           partition_path(out, "scrubbed_turns", domain),
-                           partition_path(out, "scrub_findings", domain))
+    return scrub_partition(RAW_TRAJECTORIES.path(data, domain),
+                           RAW_TURNS.path(data, domain),
+                           SCRUBBED_TRAJECTORIES.path(out, domain),
+                           SCRUBBED_TURNS.path(out, domain),
+                           SCRUB_FINDINGS.path(out, domain))
 
 
 def plant(data: Path, out: Path, domain: str) -> list[tuple[str, str, str]]:
     """Copy one domain's raw tables with every planted value put into real text, spread over
     task, system prompt, metadata, actions and observations of several trajectories."""
-    trajectories = pq.read_table(partition_path(data, "raw_trajectories", domain))
-    turns = pq.read_table(partition_path(data, "raw_turns", domain))
+    trajectories = pq.read_table(RAW_TRAJECTORIES.path(data, domain))
+    turns = pq.read_table(RAW_TURNS.path(data, domain))
     trajectory_rows, turn_rows = trajectories.to_pylist(), turns.to_pylist()
     first_turn = {}
     for index, row in enumerate(turn_rows):
@@ -145,8 +147,8 @@ def test_real_fixtures_give_only_personal_data_hits(fixture_tables: Path, tmp_pa
 
 def test_unflagged_text_is_left_byte_identical(fixture_tables: Path, tmp_path: Path) -> None:
     scrub(fixture_tables, tmp_path, "swe")
-    raw = pq.read_table(partition_path(fixture_tables, "raw_turns", "swe"))
-    scrubbed = pq.read_table(partition_path(tmp_path, "scrubbed_turns", "swe"))
+    raw = pq.read_table(RAW_TURNS.path(fixture_tables, "swe"))
+    scrubbed = pq.read_table(SCRUBBED_TURNS.path(tmp_path, "swe"))
     assert scrubbed.schema == raw.schema
     assert raw.equals(scrubbed)  # the swe fixtures (hex ids, diffs, versions) hold nothing to hide
 
@@ -164,24 +166,23 @@ def test_every_planted_kind_is_replaced_and_counted(fixture_tables: Path, tmp_pa
     for line in planted_values()[12][1].splitlines():  # not one line of the private key
         assert line not in published
     assert stats.kinds - baseline == Counter(kind for kind, _, _ in planted)
-    findings = pq.read_table(partition_path(tmp_path / "scrubbed", "scrub_findings", domain))
+    findings = pq.read_table(SCRUB_FINDINGS.path(tmp_path / "scrubbed", domain))
     assert findings.num_rows == stats.replaced == sum(baseline.values()) + len(planted)
     assert set(findings["field"].to_pylist()) >= {"task", "system_prompt", "metadata", "action",
                                                    "observation"}
-    for row in pq.read_table(partition_path(tmp_path / "scrubbed", "scrubbed_trajectories",
-                                            domain)).to_pylist():
+    for row in pq.read_table(SCRUBBED_TRAJECTORIES.path(tmp_path / "scrubbed", domain)).to_pylist():
         json.loads(row["metadata"])  # still JSON after scrubbing
     outcome = nothing_left_to_scrub(
-        partition_path(tmp_path / "scrubbed", "scrubbed_trajectories", domain),
-        partition_path(tmp_path / "scrubbed", "scrubbed_turns", domain))
+        SCRUBBED_TRAJECTORIES.path(tmp_path / "scrubbed", domain),
+        SCRUBBED_TURNS.path(tmp_path / "scrubbed", domain))
     assert outcome.passed, outcome.figures
 
 
 def test_second_pass_check_fails_on_unscrubbed_tables(fixture_tables: Path,
                                                       tmp_path: Path) -> None:
     plant(fixture_tables, tmp_path, "terminal")
-    outcome = nothing_left_to_scrub(partition_path(tmp_path, "raw_trajectories", "terminal"),
-                                    partition_path(tmp_path, "raw_turns", "terminal"))
+    outcome = nothing_left_to_scrub(RAW_TRAJECTORIES.path(tmp_path, "terminal"),
+                                    RAW_TURNS.path(tmp_path, "terminal"))
     assert not outcome.passed
     assert outcome.figures["residual_findings"] >= len(planted_values())
 

@@ -18,6 +18,7 @@ from quality.secrets import find_sensitive
 from sources.catalog import load_catalog
 from sources.ingest import write_tables
 from sources.storage import partition_path
+from sources.tables import RAW_TRAJECTORIES, RAW_TURNS
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 PANE = "terminal/tbench/fix-permissions.1-of-1/panes/post-agent.txt"
@@ -88,7 +89,7 @@ def test_pipeline_replaces_every_shape_in_a_real_terminal_observation(
                  domains=["terminal"])
     session, planted = terminal_session()
     observation = (traces_dir / PANE).read_text() + session
-    turns_path = partition_path(raw, "raw_turns", "terminal")
+    turns_path = RAW_TURNS.path(raw, "terminal")
     turns = pq.read_table(turns_path).to_pylist()
     turns[0]["observation"] = observation
     pq.write_table(pa.Table.from_pylist(turns, schema=pq.read_schema(turns_path)), turns_path)
@@ -96,7 +97,7 @@ def test_pipeline_replaces_every_shape_in_a_real_terminal_observation(
     out = tmp_path / "out"
     paths = [partition_path(out, name, "terminal")
              for name in ("scrubbed_trajectories", "scrubbed_turns", "scrub_findings")]
-    stats = scrub_partition(partition_path(raw, "raw_trajectories", "terminal"), turns_path,
+    stats = scrub_partition(RAW_TRAJECTORIES.path(raw, "terminal"), turns_path,
                             *paths)
     scrubbed = pq.read_table(paths[1]).to_pylist()[0]["observation"]
     assert [value for _, value in planted if value in scrubbed] == []

@@ -25,9 +25,9 @@ from assets.splits import (
     tokenizer,
     trajectory_split,
 )
+from quality.split import SplitConfig, group_key, split_trajectories, stable_fraction
 from quality.stage import dedup_across_partitions
 from sources.factory.scale_text import jaccard
-from training.split import SplitConfig, group_key, split_trajectories, stable_fraction
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 WORDS = [f"w{i}" for i in range(4000)]
@@ -68,7 +68,7 @@ def split(tmp_path_factory):
     items = corpus()
     write_partition(data, "terminal", dict(list(items.items())[:60]))
     write_partition(data, "swe", dict(list(items.items())[60:]))
-    dedup_across_partitions(data, data / "trajectory_dedup", ["terminal", "swe"])
+    dedup_across_partitions(data, data, ["terminal", "swe"])
     config = SplitConfig(bench_share=0.5)
     stats = split_trajectories(data, ["terminal", "swe"], config)
     rows = [r for d in ("terminal", "swe")

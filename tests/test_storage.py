@@ -22,12 +22,13 @@ from sources.storage import (
     table_glob,
     write_parquet,
 )
+from sources.tables import RAW_TURNS
 
 SCHEMA = pa.schema([("trajectory_id", pa.string()), ("n", pa.int64())])
 
 
 def test_layout_is_hive_partitioned_by_domain(tmp_path: Path) -> None:
-    assert partition_path(tmp_path, "raw_turns", "os") == (
+    assert RAW_TURNS.path(tmp_path, "os") == (
         tmp_path / "raw_turns" / "domain=os" / "part-0.parquet")
     assert partition_dir(str(tmp_path), "raw_turns", "os") == tmp_path / "raw_turns" / "domain=os"
     for domain, n in (("os", 1), ("web", 2)):

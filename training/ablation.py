@@ -30,6 +30,7 @@ from bench.evaluate import run_predictor, summarize
 from bench.official import REFERENCE_TEMPERATURE, read_official
 from bench.predictors.base import PredictorContext, build_predictor
 from bench.sample import BenchSample, first_per_domain
+from bench.store import official_dir
 from sources.schema import DOMAINS
 from sources.storage import atomic_path, write_parquet
 from training.cpt import CptConfig
@@ -38,6 +39,7 @@ from training.model_config import use_cpu_threads
 from training.reward import hybrid_scorer
 from training.sft import SftConfig
 from training.stages import model_dir, run_cpt, run_rl, run_sft, save_untrained, with_steps
+from training.tables import RL_SPLIT, RL_SPLIT_ALL_TURNS
 from training.training_log import LOG_FILE
 
 PREFIX = "ablation"
@@ -75,9 +77,9 @@ VARIANTS: dict[str, tuple[str | None, Trainer]] = {
                            lambda d, c, n: run_sft(d, c.sft, _name("cpt_unweighted"), n)),
     "cpt_sft_rl": ("cpt_sft", lambda d, c, n: run_rl(d, c.rl, hybrid_scorer, _name("cpt_sft"),
                                                      n)),
-    "sft_one_turn": ("cpt", lambda d, c, n: run_sft(d, c.sft, _name("cpt"), n, "rl_split")),
+    "sft_one_turn": ("cpt", lambda d, c, n: run_sft(d, c.sft, _name("cpt"), n, RL_SPLIT)),
     "sft_all_turns": ("cpt", lambda d, c, n: run_sft(d, c.sft, _name("cpt"), n,
-                                                     "rl_split_all_turns")),
+                                                     RL_SPLIT_ALL_TURNS)),
 }
 
 
@@ -190,7 +192,7 @@ def bench_samples(data_dir: Path, bench_dir: Path | None = None,
     """Samples of the bench export (default {data}/agentworldbench/official), at most
     `per_domain` of each domain (the first by id: a stable subset, since every variant is
     generated on CPU), and the records that could not be read."""
-    folder = Path(bench_dir) if bench_dir else Path(data_dir) / "agentworldbench" / "official"
+    folder = Path(bench_dir) if bench_dir else official_dir(data_dir)
     if not folder.is_dir():
         raise FileNotFoundError(f"no bench folder {folder}: materialize agentworldbench or run "
                                 "`worldtrace bench build`")

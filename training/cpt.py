@@ -18,6 +18,7 @@ from transformers import TrainerCallback, TrainingArguments
 from training.model_config import ModelConfig, load_tokenizer, new_model
 from training.runner import StepConfig, start_log, train_and_save, trainer_arguments
 from training.split_tables import read_columns
+from training.tables import CPT_CORPUS
 from training.training_log import TrainingLog
 from training.weighted_loss import WeightedCollator, WeightedLossTrainer
 
@@ -40,7 +41,7 @@ class CptConfig:
 
 def read_cpt_corpus(paths: Sequence[Path]) -> Dataset:
     """The packed sequences of the given cpt_corpus partitions (only ids and weights)."""
-    return read_columns(paths, CPT_COLUMNS, "cpt_corpus")
+    return read_columns(paths, CPT_COLUMNS, CPT_CORPUS.name)
 
 
 def check_vocabulary(corpus: Dataset, vocab_size: int, tokenizer_dir: Path) -> None:

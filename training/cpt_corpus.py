@@ -24,24 +24,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
 from transformers import PreTrainedTokenizerFast
 
-from sources.storage import ParquetSink, partition_path
+from quality.tables import TRAJECTORY_SPLIT
+from sources.storage import ParquetSink
 from training.render import Episode, read_episodes, weighted_segments
-
-CPT_SCHEMA = pa.schema([
-    ("input_ids", pa.list_(pa.int32())), ("loss_weights", pa.list_(pa.float32())),
-    ("trajectory_ids", pa.list_(pa.string())), ("domain", pa.string()),
-])
-CPT_COLUMN_DOCS = {
-    "input_ids": "token ids of one packed sequence (seq_len tokens; the domain's last row may "
-                 "be shorter)",
-    "loss_weights": "per-token loss weight: system prompt and actions 1.0, observation tokens "
-                    "their turn's turn_labels.loss_weight",
-    "trajectory_ids": "the train trajectories whose tokens are in this row, in order",
-    "domain": "domain partition",
-}
+from training.tables import CPT_CORPUS
 
 
 @dataclass(frozen=True)
@@ -120,7 +108,7 @@ def build_cpt_corpus(data_dir: Path, tokenizer: PreTrainedTokenizerFast, domains
     """Write cpt_corpus for every domain with a split; return counts per domain."""
     stats = CptCorpusStats(config=str(config))
     for domain in domains:
-        if not partition_path(data_dir, "trajectory_split", domain).exists():
+        if not TRAJECTORY_SPLIT.path(data_dir, domain).exists():
             continue
         stats.rows[domain] = stats.trajectories[domain] = stats.tokens[domain] = 0
         stats.weighted_tokens[domain] = 0.0
@@ -136,7 +124,7 @@ def build_cpt_corpus(data_dir: Path, tokenizer: PreTrainedTokenizerFast, domains
                 stats.weighted_tokens[domain] += float(weights.sum())
                 yield episode.trajectory_id, tokens, weights
 
-        with ParquetSink(partition_path(data_dir, "cpt_corpus", domain), CPT_SCHEMA) as sink:
+        with ParquetSink(CPT_CORPUS.path(data_dir, domain), CPT_CORPUS.schema) as sink:
             for ids, weights, owners in pack(tokenized(), config.seq_len):
                 sink.write({"input_ids": ids, "loss_weights": weights,
                             "trajectory_ids": owners, "domain": domain})

@@ -17,21 +17,22 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from datasets import Dataset, DatasetDict
 
-from sources.storage import atomic_path, partition_path
+from sources.storage import atomic_path
+from sources.tables import Table
 from training.split_tables import by_split
 
 HF_FOLDER = "hf"
 
 
-def export_dataset_dict(data_dir: Path, table: str, domains: Sequence[str]) -> Path:
+def export_dataset_dict(data_dir: Path, table: Table, domains: Sequence[str]) -> Path:
     """Write {data}/{table}/hf from the table's domain partitions; return its path."""
-    paths = [p for d in domains if (p := partition_path(data_dir, table, d)).exists()]
+    paths = table.paths(data_dir, tuple(domains))
     if not paths:
-        raise FileNotFoundError(f"{Path(data_dir) / table}: no partitions to export")
+        raise FileNotFoundError(f"{table.dir(data_dir)}: no partitions to export")
     combined = pa.concat_tables([pq.read_table(p) for p in paths]).replace_schema_metadata(None)
-    splits = (by_split(combined, str(Path(data_dir) / table))
+    splits = (by_split(combined, str(table.dir(data_dir)))
               if "split" in combined.column_names else {"train": combined})
-    out = Path(data_dir) / table / HF_FOLDER
+    out = table.dir(data_dir) / HF_FOLDER
     with atomic_path(out) as tmp:
         # an empty split saved with datasets' default 0 shards does not load back: give it one
         DatasetDict({name: Dataset(rows) for name, rows in splits.items()}).save_to_disk(

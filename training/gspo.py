@@ -27,6 +27,7 @@ from training.model_config import STOP_TOKENS, ModelConfig
 from training.prompts import fit_prompts
 from training.runner import StepConfig, continue_from, start_log, train_and_save, trainer_arguments
 from training.split_tables import read_columns
+from training.tables import RL_SPLIT
 from training.training_log import TrainingLog
 
 # (prompt row, completion text) -> reward. The row holds the rl_split columns.
@@ -109,7 +110,7 @@ class CompletionReward:
 def read_rl_split(paths: Sequence[Path], tokenizer: PreTrainedTokenizerFast,
                   max_prompt_tokens: int) -> tuple[Dataset, int]:
     """rl_split rows with prompts fitted to the budget, and how many had turns dropped."""
-    return fit_prompts(read_columns(paths, RL_COLUMNS, "rl_split"), tokenizer, max_prompt_tokens,
+    return fit_prompts(read_columns(paths, RL_COLUMNS, RL_SPLIT.name), tokenizer, max_prompt_tokens,
                        f"{[str(p) for p in paths]}")
 
 

@@ -30,7 +30,8 @@ from bench.build import initial_state
 from bench.official import render_prompt, render_response
 from bench.predictors.messages import conversation
 from bench.sample import GUI_DOMAINS, BenchSample
-from sources.storage import load_sql, partition_path
+from quality.tables import SCRUBBED_TRAJECTORIES, SCRUBBED_TURNS, TRAJECTORY_SPLIT, TURN_LABELS
+from sources.storage import load_sql
 from training.prompt_variants import system_prompt, variant_for
 
 END = "<|end|>"
@@ -103,17 +104,16 @@ def read_episodes(data_dir: Path, domain: str, pool: str = "train") -> Iterator[
     """The episodes of one pool of one domain, by trajectory_id (streamed from DuckDB)."""
     # The scrubbed tables (same schema as the raw ones): no secret or personal datum is
     # rendered into a corpus, a model or a release.
-    paths = {t: partition_path(data_dir, t, domain)
-             for t in ("trajectory_split", "scrubbed_trajectories", "scrubbed_turns",
-                       "turn_labels")}
+    paths = {t.name: t.path(data_dir, domain)
+             for t in (TRAJECTORY_SPLIT, SCRUBBED_TRAJECTORIES, SCRUBBED_TURNS, TURN_LABELS)}
     missing = [str(p) for p in paths.values() if not p.exists()]
     if missing:
         raise FileNotFoundError(f"{domain}: missing tables {missing}")
     con = duckdb.connect()
     try:
-        params = {"pool": pool, "split": str(paths["trajectory_split"]),
-                  "trajectories": str(paths["scrubbed_trajectories"]),
-                  "turns": str(paths["scrubbed_turns"]), "labels": str(paths["turn_labels"])}
+        params = {"pool": pool, "split": str(paths[TRAJECTORY_SPLIT.name]),
+                  "trajectories": str(paths[SCRUBBED_TRAJECTORIES.name]),
+                  "turns": str(paths[SCRUBBED_TURNS.name]), "labels": str(paths[TURN_LABELS.name])}
         reader = con.sql(load_sql(__file__, "episodes.sql"), params=params).to_arrow_reader(2048)
         current: list[dict] = []
         for batch in reader:

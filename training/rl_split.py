@@ -18,34 +18,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import pyarrow as pa
 from transformers import PreTrainedTokenizerFast
 
 from bench.judges.rules import verifier_spec
-from sources.storage import ParquetSink, partition_path
+from quality.tables import TRAJECTORY_SPLIT
+from sources.storage import ParquetSink
+from sources.tables import Table
 from training.export import export_dataset_dict
 from training.prompt_variants import prompts_version, system_prompt, variant_for
 from training.prompts import PromptBuilder, pick_turns
 from training.render import first_episodes
 from training.sample_stats import SampleStats
-from training.sft_split import MESSAGE
-
-RL_SCHEMA = pa.schema([
-    ("prompt", pa.list_(MESSAGE)), ("reference_observation", pa.string()),
-    ("domain", pa.string()), ("trajectory_id", pa.string()), ("turn_index", pa.int32()),
-    ("verifier", pa.string()), ("prompt_tokens", pa.int32()),
-])
-RL_COLUMN_DOCS = {
-    "prompt": "system (a prompt variant with the task), history in the bench's layout (user = "
-              "'### Turn N / **Action:**', assistant = '**Environment Observation:**'; oldest "
-              "turns dropped to fit the budget), the current action",
-    "reference_observation": "the real next observation",
-    "domain": "domain partition",
-    "trajectory_id": "the train trajectory",
-    "turn_index": "the target turn (0-based)",
-    "verifier": "JSON spec of the domain's rule verifier (bench.judges.rules.verifier_spec)",
-    "prompt_tokens": "tokens of the prompt with the chat template and generation prompt",
-}
+from training.tables import RL_SPLIT, RL_SPLIT_ALL_TURNS
 
 
 @dataclass(frozen=True)
@@ -58,8 +42,8 @@ class RlConfig:
     seed: int = 0
 
     @property
-    def table(self) -> str:
-        return "rl_split_all_turns" if self.all_turns else "rl_split"
+    def table(self) -> Table:
+        return RL_SPLIT_ALL_TURNS if self.all_turns else RL_SPLIT
 
     def __str__(self) -> str:
         return (f"{'all' if self.all_turns else 'one'}_p{self.max_prompt_tokens}"
@@ -73,10 +57,10 @@ def build_rl_split(data_dir: Path, tokenizer: PreTrainedTokenizerFast, domains: 
     stats = SampleStats(config=str(config))
     written = []
     for domain in domains:
-        if not partition_path(data_dir, "trajectory_split", domain).exists():
+        if not TRAJECTORY_SPLIT.path(data_dir, domain).exists():
             continue
         written.append(domain)
-        with ParquetSink(partition_path(data_dir, config.table, domain), RL_SCHEMA,
+        with ParquetSink(config.table.path(data_dir, domain), config.table.schema,
                          rows_per_batch=64) as sink:
             for episode in first_episodes(data_dir, domain, config.max_trajectories_per_domain):
                 stats.trajectories[domain] += 1

@@ -27,6 +27,7 @@ from training.runner import StepConfig, continue_from, start_log, train_and_save
 from training.sft_split import SftConfig as SplitConfig
 from training.sft_split import observation_head
 from training.split_tables import by_split, read_columns, read_table
+from training.tables import RL_SPLIT, SFT_SPLIT
 from training.training_log import TrainingLog
 from training.weighted_loss import WeightedCollator, WeightedLossTrainer
 
@@ -80,7 +81,7 @@ def read_sft_split(paths: Sequence[Path]) -> DatasetDict:
     if stale:
         raise ValueError(f"{stale}: sft_split written before its train / validation `split` "
                          "column: materialize sft_split again")
-    rows = read_table(paths, ["messages", "split"], "sft_split")
+    rows = read_table(paths, ["messages", "split"], SFT_SPLIT.name)
     return DatasetDict({name: Dataset(part) for name, part in
                         by_split(rows, f"{[str(p) for p in paths]}").items()})
 
@@ -91,7 +92,8 @@ def read_rl_split_as_sft(paths: Sequence[Path], tokenizer: PreTrainedTokenizerFa
     Trap ablation differs from sft_split in which turns it trains on, not in their size): the
     prompt fitted to split.max_prompt_tokens, the target the reference's head."""
     split = split or SplitConfig()
-    rows = read_columns(paths, ["prompt", "prompt_tokens", "reference_observation"], "rl_split")
+    rows = read_columns(paths, ["prompt", "prompt_tokens", "reference_observation"],
+                        RL_SPLIT.name)
     rows, _ = fit_prompts(rows, tokenizer, split.max_prompt_tokens, f"{[str(p) for p in paths]}")
     return rows.map(
         lambda row: {"messages": messages_from_rl_row(row, observation_head(

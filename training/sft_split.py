@@ -21,37 +21,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import pyarrow as pa
 from transformers import PreTrainedTokenizerFast
 
-from sources.storage import ParquetSink, partition_path
+from quality.split import stable_fraction
+from quality.tables import TRAJECTORY_SPLIT
+from sources.storage import ParquetSink
 from training.export import export_dataset_dict
 from training.prompt_variants import prompts_version, system_prompt, variant_for
 from training.prompts import PromptBuilder, pick_turns
 from training.render import first_episodes
 from training.sample_stats import SampleStats
-from training.split import stable_fraction
+from training.tables import SFT_SPLIT
 from training.teacher import OpenAITeacher, Query, deterministic_rationale
-
-MESSAGE = pa.struct([("role", pa.string()), ("content", pa.string())])
-SFT_SCHEMA = pa.schema([
-    ("messages", pa.list_(MESSAGE)), ("domain", pa.string()), ("trajectory_id", pa.string()),
-    ("turn_index", pa.int32()), ("prompt_variant", pa.int32()),
-    ("reasoning_source", pa.string()), ("split", pa.string()),
-])
-SFT_COLUMN_DOCS = {
-    "messages": "system (a prompt variant with the task), history in the bench's layout "
-                "(user = '### Turn N / **Action:**', assistant = '**Environment Observation:**'"
-                "), the current action, then the assistant target "
-                "<think>...</think><predicted_observation>...</predicted_observation>",
-    "domain": "domain partition",
-    "trajectory_id": "the train trajectory the sample comes from",
-    "turn_index": "the target turn (0-based)",
-    "prompt_variant": "which of the 10 system prompt variants (0..9)",
-    "reasoning_source": "'deterministic' (rationale from the data) or 'teacher:<model>'",
-    "split": "'train' or 'validation' (held out by a stable hash of the trajectory id and the "
-             "seed: every sample of a trajectory is on the same side)",
-}
 
 
 @dataclass(frozen=True)
@@ -117,10 +98,10 @@ def build_sft_split(data_dir: Path, tokenizer: PreTrainedTokenizerFast, domains:
     source = teacher.source if teacher else "deterministic"
     written = []
     for domain in domains:
-        if not partition_path(data_dir, "trajectory_split", domain).exists():
+        if not TRAJECTORY_SPLIT.path(data_dir, domain).exists():
             continue
         written.append(domain)
-        with ParquetSink(partition_path(data_dir, "sft_split", domain), SFT_SCHEMA,
+        with ParquetSink(SFT_SPLIT.path(data_dir, domain), SFT_SPLIT.schema,
                          rows_per_batch=256) as sink:
             for episode in first_episodes(data_dir, domain, config.max_trajectories_per_domain):
                 stats.trajectories[domain] += 1
@@ -155,5 +136,5 @@ def build_sft_split(data_dir: Path, tokenizer: PreTrainedTokenizerFast, domains:
                     stats.add(domain, prompt.tokens,
                               builder.answer_tokens(reasoning, observation, special=4),
                               prompt.dropped_turns, validation=split == "validation")
-    export_dataset_dict(data_dir, "sft_split", written)
+    export_dataset_dict(data_dir, SFT_SPLIT, written)
     return stats

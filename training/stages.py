@@ -10,15 +10,26 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from sources.storage import PART_FILE, atomic_path
+from sources.schema import DOMAINS
+from sources.storage import atomic_path
+from sources.tables import Table
 from training.cpt import CptConfig, read_cpt_corpus, train_cpt
 from training.gspo import GspoConfig, Scorer, read_rl_split, train_gspo
 from training.model_config import ModelConfig, load_tokenizer, new_model
 from training.runner import StepConfig
 from training.sft import SftConfig, read_rl_split_as_sft, read_sft_split, train_sft
+from training.tables import (
+    CPT_CORPUS,
+    CPT_MODEL,
+    MODELS_FOLDER,
+    RL_MODEL,
+    RL_SPLIT,
+    SFT_MODEL,
+    SFT_SPLIT,
+    TOKENIZER,
+    UNTRAINED_MODEL,
+)
 from training.training_log import TrainingLog
-
-MODELS = "models"
 
 
 def with_steps(config: StepConfig, max_steps: int | None, batch_size: int | None) -> StepConfig:
@@ -27,22 +38,24 @@ def with_steps(config: StepConfig, max_steps: int | None, batch_size: int | None
                                                 ("batch_size", batch_size)) if v})
 
 
-def partitions(data_dir: Path, table: str) -> list[Path]:
+def partitions(data_dir: Path, table: Table) -> list[Path]:
     """Every domain partition of a table, sorted (a stable training order)."""
-    paths = sorted((Path(data_dir) / table).glob(f"domain=*/{PART_FILE}"))
+    paths = table.paths(data_dir, tuple(sorted(DOMAINS)))
     if not paths:
-        raise FileNotFoundError(f"no partitions of {table} under {data_dir}: materialize it first")
+        raise FileNotFoundError(f"no partitions of {table.name} under {data_dir}: "
+                                "materialize it first")
     return paths
 
 
 def model_dir(data_dir: Path, name: str) -> Path:
-    return Path(data_dir) / MODELS / name
+    """{data}/models/<name>: a model table's folder, or an ablation variant's."""
+    return Path(data_dir) / MODELS_FOLDER / name
 
 
-def save_untrained(data_dir: Path, config: ModelConfig, name: str = "untrained_model") -> Path:
+def save_untrained(data_dir: Path, config: ModelConfig, name: str = UNTRAINED_MODEL.name) -> Path:
     """The model CPT starts from, untrained: the same architecture and tokenizer, initialised
     with the config's seed, saved as a folder (the floor a trained model must rise above)."""
-    tokenizer = load_tokenizer(Path(data_dir) / "tokenizer")
+    tokenizer = load_tokenizer(TOKENIZER.dir(data_dir))
     out = model_dir(data_dir, name)
     with atomic_path(out) as tmp:
         new_model(config, tokenizer).save_pretrained(str(tmp))
@@ -50,31 +63,31 @@ def save_untrained(data_dir: Path, config: ModelConfig, name: str = "untrained_m
     return out
 
 
-def run_cpt(data_dir: Path, config: CptConfig, name: str = "cpt_model") -> TrainingLog:
-    corpus = read_cpt_corpus(partitions(data_dir, "cpt_corpus"))
-    return train_cpt(corpus, Path(data_dir) / "tokenizer", model_dir(data_dir, name), config)
+def run_cpt(data_dir: Path, config: CptConfig, name: str = CPT_MODEL.name) -> TrainingLog:
+    corpus = read_cpt_corpus(partitions(data_dir, CPT_CORPUS))
+    return train_cpt(corpus, TOKENIZER.dir(data_dir), model_dir(data_dir, name), config)
 
 
-def run_sft(data_dir: Path, config: SftConfig, start: str = "cpt_model",
-            name: str = "sft_model", table: str = "sft_split") -> TrainingLog:
+def run_sft(data_dir: Path, config: SftConfig, start: str = CPT_MODEL.name,
+            name: str = SFT_MODEL.name, table: Table = SFT_SPLIT) -> TrainingLog:
     """SFT on sft_split's train rows, evaluated on its validation rows; or on an rl split's
     prompts + references (the Echo Trap ablation: every row trains, no evaluation)."""
     paths = partitions(data_dir, table)
-    if table == "sft_split":
+    if table is SFT_SPLIT:
         splits = read_sft_split(paths)
         samples, validation = splits["train"], splits["validation"]
     else:
-        samples = read_rl_split_as_sft(paths, load_tokenizer(Path(data_dir) / "tokenizer"))
+        samples = read_rl_split_as_sft(paths, load_tokenizer(TOKENIZER.dir(data_dir)))
         validation = None
     return train_sft(samples, model_dir(data_dir, start), model_dir(data_dir, name), config,
                      validation=validation)
 
 
-def run_rl(data_dir: Path, config: GspoConfig, scorer: Scorer, start: str = "sft_model",
-           name: str = "rl_model") -> tuple[TrainingLog, int]:
+def run_rl(data_dir: Path, config: GspoConfig, scorer: Scorer, start: str = SFT_MODEL.name,
+           name: str = RL_MODEL.name) -> tuple[TrainingLog, int]:
     """GSPO on rl_split; also returns how many prompts had old turns dropped to fit."""
     tokenizer = load_tokenizer(model_dir(data_dir, start))
-    prompts, too_long = read_rl_split(partitions(data_dir, "rl_split"), tokenizer,
+    prompts, too_long = read_rl_split(partitions(data_dir, RL_SPLIT), tokenizer,
                                       config.max_prompt_tokens)
     log = train_gspo(prompts, scorer, model_dir(data_dir, start), model_dir(data_dir, name), config)
     return log, too_long

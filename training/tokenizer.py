@@ -18,7 +18,8 @@ from pathlib import Path
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import PreTrainedTokenizerFast
 
-from sources.storage import atomic_path, partition_path
+from quality.tables import TRAJECTORY_SPLIT
+from sources.storage import atomic_path
 from training.render import read_episodes
 
 PAD, EOS = "<pad>", "<eos>"
@@ -56,7 +57,7 @@ def training_texts(data_dir: Path, domains: Sequence[str], config: TokenizerConf
                    stats: TokenizerStats) -> Iterator[str]:
     """System prompt, actions and observations of train episodes, up to the per-domain budget."""
     for domain in domains:
-        if not partition_path(data_dir, "trajectory_split", domain).exists():
+        if not TRAJECTORY_SPLIT.path(data_dir, domain).exists():
             continue
         budget = config.max_chars_per_domain
         for episode in read_episodes(data_dir, domain, "train"):

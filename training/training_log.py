@@ -117,7 +117,7 @@ def _curve(history: list[dict[str, Any]], name: str) -> list[dict[str, float]]:
 
 def plot_curves(log: TrainingLog, path: Path) -> Path:
     """Loss curve (and reward curve for RL) as a PNG."""
-    from quality.plots import plt, write_png  # matplotlib only when a chart is drawn
+    from sources.plots import plt, write_png  # matplotlib only when a chart is drawn
 
     curves = [("loss", log.loss_curve)]
     if log.reward_curve:

@@ -7,13 +7,16 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from bench.tables import AGENTWORLDBENCH, BENCH_SCORES, LEADERBOARD
 from quality.labels import category_shares
+from quality.tables import SCRUB_FINDINGS, SCRUBBED_TURNS, TRAJECTORY_SPLIT, TURN_LABELS
 from sources.schema import DOMAINS
-from sources.storage import partition_path, table_glob
+from sources.tables import INGEST_QUARANTINE, RAW_TRAJECTORIES, RAW_TURNS
+from training.tables import CPT_CORPUS, RL_SPLIT, SFT_SPLIT
 
-TABLES = ("raw_trajectories", "raw_turns", "ingest_quarantine", "scrubbed_turns",
-          "scrub_findings", "turn_labels", "trajectory_split", "sft_split", "rl_split",
-          "cpt_corpus", "agentworldbench", "bench_scores")
+TABLES = (RAW_TRAJECTORIES, RAW_TURNS, INGEST_QUARANTINE, SCRUBBED_TURNS, SCRUB_FINDINGS,
+          TURN_LABELS, TRAJECTORY_SPLIT, SFT_SPLIT, RL_SPLIT, CPT_CORPUS, AGENTWORLDBENCH,
+          BENCH_SCORES)
 CATEGORIES = ("informative", "error", "unchanged", "echo", "boilerplate", "empty")
 
 
@@ -23,19 +26,19 @@ def rows_table(data_dir: Path) -> list[str]:
     lines = [f"{'table':<20}" + "".join(f"{d:>{width + 4}}" for d in DOMAINS) + f"{'all':>10}"]
     for table in TABLES:
         counts = [pq.read_metadata(path).num_rows
-                  if (path := partition_path(data_dir, table, d)).exists() else None
+                  if (path := table.path(data_dir, d)).exists() else None
                   for d in DOMAINS]
         if any(count is not None for count in counts):
             cells = "".join(f"{'-' if c is None else f'{c:,}':>{width + 4}}" for c in counts)
-            lines.append(f"{table:<20}{cells}{sum(c or 0 for c in counts):>10,}")
+            lines.append(f"{table.name:<20}{cells}{sum(c or 0 for c in counts):>10,}")
     return lines
 
 
 def category_lines(data_dir: Path) -> list[str]:
-    if not any(partition_path(data_dir, "turn_labels", d).exists() for d in DOMAINS):
+    if not any(TURN_LABELS.path(data_dir, d).exists() for d in DOMAINS):
         return []
     rows = [list(row.values()) for row in category_shares(
-        table_glob(data_dir, "turn_labels"), CATEGORIES, digits=6)]
+        TURN_LABELS.glob(data_dir), CATEGORIES, digits=6)]
     lines = [f"{'domain':<10}" + "".join(f"{c:>13}" for c in CATEGORIES)]
     lines += [f"{row[0]:<10}" + "".join(f"{share:>13.1%}" for share in row[1:]) for row in rows]
     return lines
@@ -49,11 +52,11 @@ def summary(data_dir: Path, releases: list[Path], checks_passed: int, checks_fai
     categories = category_lines(data_dir)
     if categories:
         parts += ["", "Turn categories (share of turns):", *categories]
-    leaderboard = data_dir / "leaderboard" / "leaderboard.md"
+    leaderboard = LEADERBOARD.dir(data_dir) / "leaderboard.md"
     if leaderboard.exists():
         parts += ["", "Bench scores (AgentWorldBench-style, 0-100):",
                   leaderboard.read_text(encoding="utf-8").strip()]
-    standing = data_dir / "leaderboard" / "models_vs_baselines.md"
+    standing = LEADERBOARD.dir(data_dir) / "models_vs_baselines.md"
     if standing.exists():  # each trained model vs the untrained one and copy_last, same samples
         parts += ["", "Trained models on the samples they share with the others:",
                   *[line for line in standing.read_text(encoding="utf-8").splitlines()

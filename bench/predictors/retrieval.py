@@ -23,7 +23,8 @@ from bench.predictors.base import PredictorContext, PredictorSetupError
 from bench.sample import BenchSample
 from quality.minhash import MinHashConfig, signatures
 from quality.shingles import ShingleConfig, shingle
-from sources.storage import load_sql, parquet_view, partition_path
+from quality.tables import SCRUBBED_TURNS, TRAJECTORY_SPLIT
+from sources.storage import load_sql, parquet_view
 
 CONTEXT_CHARS = 600  # tail of the previous observation in the key: the recent state
 SHINGLES = ShingleConfig(ngram=3, tokens="words", mask_ids=True)
@@ -56,9 +57,10 @@ class DomainIndex:
 
 
 def train_turns(data_dir: Path, domain: str) -> list[tuple[str, str, str]]:
-    """(action, previous observation, observation) of every train-pool turn of a domain."""
-    split = partition_path(data_dir, "trajectory_split", domain)
-    turns = partition_path(data_dir, "raw_turns", domain)
+    """(action, previous observation, observation) of every train-pool turn of a domain, from
+    the scrubbed turns (what a published score may show)."""
+    split = TRAJECTORY_SPLIT.path(data_dir, domain)
+    turns = SCRUBBED_TURNS.path(data_dir, domain)
     for path in (split, turns):
         if not path.exists():
             raise PredictorSetupError(f"{path} is missing: the retrieval baseline indexes the "

@@ -10,9 +10,9 @@ import os
 import tempfile
 from pathlib import Path
 
+from grading.hand_labels import LabelsFileError
+from grading.planted import DEFAULT_LABELS_ROOT
 from quality.explain import ExplainError
-from quality.grade import DEFAULT_LABELS_ROOT
-from quality.grade_labels import LabelsFileError
 
 # a broken labels file (one line naming the file and line), a turn that is not there: exit
 # status 2 (worldtrace.cli)
@@ -25,12 +25,12 @@ def run_grade(args: argparse.Namespace) -> int:
         work = Path(args.work_dir) if args.work_dir else Path(stack.enter_context(
             tempfile.TemporaryDirectory(prefix="worldtrace-grade-")))
         if args.labels:
-            from quality.grade_labels import grade_labels
+            from grading.hand_labels import grade_labels
 
             policy = Path(args.policy) if args.policy else None
             calibration = None
             if args.calibrate_on:
-                from quality.grade_labels import fit_calibration
+                from grading.hand_labels import fit_calibration
 
                 model = fit_calibration(Path(args.calibrate_on), Path(args.root),
                                         work / "calibrate-on", policy)
@@ -46,7 +46,7 @@ def run_grade(args: argparse.Namespace) -> int:
                 lines += grade_labels(Path(labels), Path(args.root), folder, policy,
                                       args.loso, calibration).lines()
         else:
-            from quality.grade import grade
+            from grading.planted import grade
 
             domains = None if args.domains == "all" else args.domains.split(",")
             lines = grade(args.trajectories, args.seed, work, domains, args.workers).lines()
@@ -76,7 +76,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     grade.add_argument("--work-dir", help="keep the corpus and outputs here (default: temp)")
     grade.add_argument("--workers", type=int, default=1, help="processes for the partitions")
     grade.add_argument("--labels", nargs="+", metavar="FILE",
-                       help="JSONL of hand-labelled turns (quality/grade_labels.py); several "
+                       help="JSONL of hand-labelled turns (grading/hand_labels.py); several "
                             "files are graded one after the other")
     grade.add_argument("--root", default=str(DEFAULT_LABELS_ROOT),
                        help="folder the labelled files are relative to (default: %(default)s)")

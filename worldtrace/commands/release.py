@@ -15,14 +15,14 @@ import os
 import sys
 from pathlib import Path
 
-from quality.release import ReleaseError
+from release import ReleaseError
 
 # An existing release, a bad version string, a secret still found: the user's to fix.
 USER_ERRORS: tuple[type[Exception], ...] = (ReleaseError,)
 
 
 def run_build(args: argparse.Namespace) -> int:
-    from quality.release.build import ReleaseConfig, build_release
+    from release.build import ReleaseConfig, build_release
 
     if not args.version:
         print("worldtrace release: --version is required (or: worldtrace release verify DIR)",
@@ -40,7 +40,7 @@ def run_build(args: argparse.Namespace) -> int:
 
 
 def run_verify(args: argparse.Namespace) -> int:
-    from quality.release.manifest import verify_release
+    from release.manifest import verify_release
 
     problems = verify_release(Path(args.dir))
     for problem in problems:

@@ -22,9 +22,11 @@ from pathlib import Path
 
 import duckdb
 
-from quality.confusion import Confusion
+from grading.confusion import Confusion
 from quality.stage import run_quality_stage
-from sources.storage import load_sql, table_glob
+from quality.tables import TRAJECTORY_DEDUP, TURN_LABELS
+from sources.storage import load_sql
+from sources.tables import RAW_TRAJECTORIES, RAW_TURNS
 
 GRADED = ("empty", "error", "unchanged", "echo", "boilerplate")  # the floors
 DUP_THRESHOLD = 0.8
@@ -100,8 +102,8 @@ def grade(n: int, seed: int, work_dir: Path, domains: Sequence[str] | None = Non
 
 def _grade_turns(report: GradeReport, data: Path, out: Path, truth: Path) -> None:
     rows = duckdb.sql(load_sql(__file__, "turn_confusion.sql"), params={
-        "labels": table_glob(out, "turn_labels"), "truth": str(truth),
-        "trajectories": table_glob(data, "raw_trajectories")}).fetchall()
+        "labels": TURN_LABELS.glob(out), "truth": str(truth),
+        "trajectories": RAW_TRAJECTORIES.glob(data)}).fetchall()
     for truth_category, predicted, n in rows:
         if truth_category is None:
             report.unmatched_turns += n
@@ -114,8 +116,8 @@ def _grade_pairs(report: GradeReport, data: Path, out: Path, truth: Path) -> Non
     from sources.factory.scale_text import jaccard
 
     members = duckdb.sql(load_sql(__file__, "cluster_members.sql"), params={
-        "decisions": str(out / "trajectory_dedup" / "trajectory_dedup.parquet"),
-        "trajectories": table_glob(data, "raw_trajectories")}).fetchall()
+        "decisions": str(TRAJECTORY_DEDUP.path(out)),
+        "trajectories": RAW_TRAJECTORIES.glob(data)}).fetchall()
     clusters: dict[str, list[tuple[str, str]]] = {}
     for cluster, source, path in members:
         clusters.setdefault(cluster, []).append((source, path))
@@ -142,8 +144,8 @@ def _trajectory_texts(data: Path, wanted: set[tuple[str, str]]) -> dict[tuple[st
     con.execute("CREATE TEMP TABLE wanted (source VARCHAR, source_path VARCHAR)")
     con.executemany("INSERT INTO wanted VALUES (?, ?)", sorted(wanted))
     rows = con.execute(load_sql(__file__, "trajectory_texts.sql"), {
-        "trajectories": table_glob(data, "raw_trajectories"),
-        "turns": table_glob(data, "raw_turns")}).fetchall()
+        "trajectories": RAW_TRAJECTORIES.glob(data),
+        "turns": RAW_TURNS.glob(data)}).fetchall()
     con.close()
     texts = {}
     for source, path, task, actions, observations in rows:

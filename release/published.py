@@ -18,11 +18,23 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from bench.tables import AGENTWORLDBENCH
 from quality.nested import strings_in
 from quality.scrub import Placeholders, scrub_text
 from quality.secrets import gated_kinds
+from quality.tables import (
+    SCRUB_FINDINGS,
+    SCRUBBED_TRAJECTORIES,
+    SCRUBBED_TURNS,
+    TRAJECTORY_DEDUP,
+    TRAJECTORY_SPLIT,
+    TURN_FEATURES,
+    TURN_LABELS,
+)
 from sources.schema import DOMAINS
-from sources.storage import load_sql, partition_path
+from sources.storage import load_sql
+from sources.tables import Table
+from training.tables import RL_SPLIT, RL_SPLIT_ALL_TURNS, SFT_SPLIT
 
 READ_ROWS = 1024
 
@@ -32,41 +44,45 @@ class PublishedTable:
     """A release config: its name, the data table it comes from, what it holds."""
 
     config: str
-    table: str
+    table: Table
     description: str
-    needs: tuple[str, ...] = ()  # other tables the export joins
+    needs: tuple[Table, ...] = ()  # other tables the export joins
 
     def domain_path(self, data_dir: Path, domain: str) -> Path:
-        if self.table == "trajectory_dedup":  # built across domains, filtered per domain
-            return data_dir / "trajectory_dedup" / "trajectory_dedup.parquet"
-        return partition_path(data_dir, self.table, domain)
+        if not self.table.partitioned:  # built across domains, filtered per domain
+            return self.table.path(data_dir)
+        return self.table.path(data_dir, domain)
+
+    def inputs(self, data_dir: Path, domain: str) -> list[Path]:
+        """The files one domain's shard is exported from."""
+        return [self.domain_path(data_dir, domain),
+                *(need.path(data_dir, domain) for need in self.needs)]
 
     def present(self, data_dir: Path, domain: str) -> bool:
-        return self.domain_path(data_dir, domain).exists() and all(
-            partition_path(data_dir, need, domain).exists() for need in self.needs)
+        return all(path.exists() for path in self.inputs(data_dir, domain))
 
 
 PUBLISHED: tuple[PublishedTable, ...] = (
-    PublishedTable("trajectories", "scrubbed_trajectories",
+    PublishedTable("trajectories", SCRUBBED_TRAJECTORIES,
                    "one row per trajectory: task, system prompt, outcome, source, metadata"),
-    PublishedTable("turns", "scrubbed_turns",
+    PublishedTable("turns", SCRUBBED_TURNS,
                    "one row per turn: action, observation, their formats, and the turn's "
                    "category, loss weight, the rule that named it, whether it is ambiguous and "
                    "its main features",
-                   needs=("turn_labels", "turn_features")),
-    PublishedTable("dedup", "trajectory_dedup",
+                   needs=(TURN_LABELS, TURN_FEATURES)),
+    PublishedTable("dedup", TRAJECTORY_DEDUP,
                    "exact and near-duplicate clusters; `kept` marks the member that stays"),
-    PublishedTable("split", "trajectory_split",
+    PublishedTable("split", TRAJECTORY_SPLIT,
                    "train / bench / contaminated pool of each kept trajectory"),
-    PublishedTable("sft", "sft_split", "SFT conversations (system prompt variants, history, "
+    PublishedTable("sft", SFT_SPLIT, "SFT conversations (system prompt variants, history, "
                                        "target observation with reasoning)"),
-    PublishedTable("rl", "rl_split", "RL prompts (one turn per trajectory) with the reference "
+    PublishedTable("rl", RL_SPLIT, "RL prompts (one turn per trajectory) with the reference "
                                      "observation and the rule verifier's spec"),
-    PublishedTable("rl_all_turns", "rl_split_all_turns", "RL prompts of every turn (the Echo "
+    PublishedTable("rl_all_turns", RL_SPLIT_ALL_TURNS, "RL prompts of every turn (the Echo "
                                                          "Trap ablation)"),
-    PublishedTable("agentworldbench", "agentworldbench",
+    PublishedTable("agentworldbench", AGENTWORLDBENCH,
                    "AgentWorldBench samples from the bench pool (official JSONL in bench/)"),
-    PublishedTable("scrub_findings", "scrub_findings",
+    PublishedTable(SCRUB_FINDINGS.name, SCRUB_FINDINGS,
                    "where a secret or personal datum was replaced, its kind and placeholder "
                    "(never the value)"),
 )
@@ -87,9 +103,9 @@ def reader(table: PublishedTable, data_dir: Path, domain: str
     path = table.domain_path(data_dir, domain)
     if table.config == "turns":
         sql, params = load_sql(__file__, "turns.sql"), {
-            "turns": str(path), "labels": str(partition_path(data_dir, "turn_labels", domain)),
-            "features": str(partition_path(data_dir, "turn_features", domain))}
-    elif table.table == "trajectory_dedup":
+            "turns": str(path), "labels": str(TURN_LABELS.path(data_dir, domain)),
+            "features": str(TURN_FEATURES.path(data_dir, domain))}
+    elif not table.table.partitioned:
         sql, params = load_sql(__file__, "dedup.sql"), {"path": str(path), "domain": domain}
     else:
         parquet = pq.ParquetFile(path)

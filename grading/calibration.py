@@ -44,7 +44,7 @@ ONE_HOT_FEATURES: dict[str, tuple] = {
     "repeat_masked": (1, 2),
     "error_source": ("flag", "exit_code", "pattern"),
 }
-RULE_COLUMN = "predicted"  # the rules' category, as quality/labelled_turns.sql names it
+RULE_COLUMN = "predicted"  # the rules' category, as grading/labelled_turns.sql names it
 
 
 @dataclass(frozen=True)

@@ -23,35 +23,18 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
+from quality.decontaminate import DecontaminationConfig, find_contaminated
+from quality.tables import DEDUP_SIGNATURES, TRAJECTORY_DEDUP, TRAJECTORY_SPLIT
 from sources.storage import (
     CheckOutcome,
     load_sql,
-    partition_path,
     scalar_query,
-    table_glob,
     write_parquet,
 )
-from training.decontaminate import DecontaminationConfig, find_contaminated
+from sources.tables import RAW_TRAJECTORIES
 
 POOLS = ("train", "bench", "contaminated")
 TASK_ID_KEYS = ("task_id", "instance_id")  # metadata fields that name the source task
-
-SPLIT_SCHEMA = pa.schema([
-    ("trajectory_id", pa.string()), ("domain", pa.string()), ("source", pa.string()),
-    ("group_key", pa.string()), ("pool", pa.string()), ("nearest_bench_id", pa.string()),
-    ("similarity", pa.float32()),
-])
-SPLIT_COLUMN_DOCS = {
-    "trajectory_id": "a trajectory kept by trajectory_dedup",
-    "domain": "its domain partition",
-    "source": "catalog source",
-    "group_key": "the source task it belongs to (task id, task text, or its own id): all runs "
-                 "of one task share a pool",
-    "pool": "train, bench, or contaminated (a train run too similar to a bench run)",
-    "nearest_bench_id": "the bench trajectory it is too similar to (contaminated only)",
-    "similarity": "MinHash estimate of Jaccard to that bench trajectory (contaminated only)",
-}
-
 
 @dataclass(frozen=True)
 class SplitConfig:
@@ -110,15 +93,15 @@ def stable_fraction(key: str, seed: int) -> float:
     return int.from_bytes(digest[:8], "big") / 2**64
 
 
-def kept_trajectories(data_dir: Path, dedup_dir: Path, domains: Sequence[str]) -> pa.Table:
+def kept_trajectories(data_dir: Path, domains: Sequence[str]) -> pa.Table:
     """trajectory_id, domain, source, task, metadata of the trajectories dedup kept."""
-    present = [d for d in domains if partition_path(data_dir, "raw_trajectories", d).exists()]
+    present = [d for d in domains if RAW_TRAJECTORIES.path(data_dir, d).exists()]
     if not present:
         raise FileNotFoundError(f"{data_dir}: no raw_trajectories partition to split")
     with duckdb.connect() as con:
         return con.sql(load_sql(__file__, "kept_trajectories.sql"), params={
-            "trajectories": table_glob(data_dir, "raw_trajectories"),
-            "decisions": str(dedup_dir / "trajectory_dedup.parquet"), "domains": present,
+            "trajectories": RAW_TRAJECTORIES.glob(data_dir),
+            "decisions": str(TRAJECTORY_DEDUP.path(data_dir)), "domains": present,
         }).to_arrow_table()
 
 
@@ -126,15 +109,14 @@ def split_trajectories(data_dir: Path, domains: Sequence[str],
                        config: SplitConfig = SplitConfig()) -> SplitStats:
     """Write trajectory_split for every domain present; return the counts."""
     data_dir = Path(data_dir)
-    dedup_dir = data_dir / "trajectory_dedup"
-    kept = kept_trajectories(data_dir, dedup_dir, domains)
+    kept = kept_trajectories(data_dir, domains)
     keys = [group_key(t, m, i) for t, m, i in zip(
         kept["task"].to_pylist(), kept["metadata"].to_pylist(),
         kept["trajectory_id"].to_pylist(), strict=True)]
     pools = ["bench" if stable_fraction(k, config.seed) < config.bench_share else "train"
              for k in keys]
     ids = kept["trajectory_id"].to_pylist()
-    found = find_contaminated(dedup_dir / "signatures.parquet",
+    found = find_contaminated(DEDUP_SIGNATURES.path(data_dir),
                               pa.table({"trajectory_id": ids, "pool": pools}),
                               config.decontamination)
     pools = ["contaminated" if t in found else p for t, p in zip(ids, pools, strict=True)]
@@ -143,7 +125,7 @@ def split_trajectories(data_dir: Path, domains: Sequence[str],
         "source": kept["source"], "group_key": keys, "pool": pools,
         "nearest_bench_id": [found[t].bench_id if t in found else None for t in ids],
         "similarity": [found[t].similarity if t in found else None for t in ids],
-    }, schema=SPLIT_SCHEMA)
+    }, schema=TRAJECTORY_SPLIT.schema)
     stats = SplitStats(config=str(config), trajectories=table.num_rows)
     stats.pools.update(zip(kept["domain"].to_pylist(), pools, strict=True))
     for pool in POOLS:
@@ -152,13 +134,13 @@ def split_trajectories(data_dir: Path, domains: Sequence[str],
     for domain in sorted(set(kept["domain"].to_pylist())):
         part = table.filter(pa.compute.equal(table["domain"], domain))
         write_parquet(part.replace_schema_metadata(metadata),
-                      partition_path(data_dir, "trajectory_split", domain))
+                      TRAJECTORY_SPLIT.path(data_dir, domain))
     return stats
 
 
 def groups_in_one_pool(data_dir: Path) -> CheckOutcome:
     """No group key (source task) has runs in both train and bench."""
     straddling = scalar_query(load_sql(__file__, "straddling_groups.sql"),
-                              path=table_glob(data_dir, "trajectory_split"))
+                              path=TRAJECTORY_SPLIT.glob(data_dir))
     return CheckOutcome(straddling == 0, f"{straddling} source tasks in both train and bench",
                         {"straddling_groups": straddling})

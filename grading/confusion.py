@@ -1,7 +1,7 @@
 """A confusion matrix over the turn categories: precision, recall, accuracy and the binary
 low-information view (the first five categories against `informative`), as the loss weight sees
-them. Shared by the planted-truth grade (quality/grade.py) and the labelled-set grade
-(quality/grade_labels.py)."""
+them. Shared by the planted-truth grade (grading/planted.py) and the labelled-set grade
+(grading/hand_labels.py)."""
 
 from __future__ import annotations
 

@@ -14,8 +14,8 @@ import duckdb
 
 from quality.labels import CATEGORIES
 from quality.labels import category_shares as labelled_category_shares
-from quality.plots import png_bytes, stacked_shares
-from quality.release.tables import PUBLISHED
+from release.published import PUBLISHED
+from sources.plots import png_bytes, stacked_shares
 from sources.storage import load_sql
 
 GENERATED_LICENSE = "Apache-2.0"  # what worldtrace's own factory makes

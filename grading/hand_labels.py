@@ -1,6 +1,6 @@
 """Grade the turn classifier against hand-labelled turns (a JSONL labels file).
 
-    worldtrace quality grade --labels quality/labelled/real_dev.jsonl [--root ../shared]
+    worldtrace quality grade --labels grading/labelled/real_dev.jsonl [--root ../shared]
 
 Each line of the labels file names one turn and its category:
     {"file": "realdev/mcp/toolathlon/x.json", "position": "$", "turn_index": 3,
@@ -31,7 +31,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from quality.calibration import (
+from grading.calibration import (
     Calibration,
     CalibrationConfig,
     Fold,
@@ -39,10 +39,13 @@ from quality.calibration import (
     fit,
     loso_predictions,
 )
-from quality.confusion import Confusion
+from grading.confusion import Confusion
 from quality.features import compute_turn_features
 from quality.labels import CATEGORIES, label_turns, load_policy
-from sources.storage import load_sql, partition_path, query_arrow, table_glob
+from quality.tables import TURN_FEATURES, TURN_LABELS
+from sources.schema import DOMAINS
+from sources.storage import load_sql, query_arrow
+from sources.tables import RAW_TRAJECTORIES, RAW_TURNS
 
 
 class LabelsFileError(ValueError):
@@ -225,11 +228,11 @@ def label_labelled_files(turns: Sequence[LabelledTurn], root: Path, work_dir: Pa
                                 path=path, root=Path(root)))
     write_tables(specs, data)
     policy = load_policy(policy_path) if policy_path else load_policy()
-    domains = sorted(p.name.split("=", 1)[1] for p in (data / "raw_turns").glob("domain=*"))
+    domains = [d for d in DOMAINS if RAW_TURNS.path(data, d).exists()]
     for domain in domains:
-        features = partition_path(out, "turn_features", domain)
-        compute_turn_features(partition_path(data, "raw_turns", domain), features)
-        label_turns(features, partition_path(out, "turn_labels", domain), policy)
+        features = TURN_FEATURES.path(out, domain)
+        compute_turn_features(RAW_TURNS.path(data, domain), features)
+        label_turns(features, TURN_LABELS.path(out, domain), policy)
     con = duckdb.connect()
     try:
         con.execute("CREATE TEMP TABLE wanted (line INTEGER, file VARCHAR, position VARCHAR, "
@@ -238,9 +241,9 @@ def label_labelled_files(turns: Sequence[LabelledTurn], root: Path, work_dir: Pa
                         [(t.line, t.file, t.position, t.turn_index, t.label, t.source)
                          for t in turns])
         return query_arrow(con, load_sql(__file__, "labelled_turns.sql"), {
-            "trajectories": table_glob(data, "raw_trajectories"),
-            "labels": table_glob(out, "turn_labels"),
-            "features": table_glob(out, "turn_features")})
+            "trajectories": RAW_TRAJECTORIES.glob(data),
+            "labels": TURN_LABELS.glob(out),
+            "features": TURN_FEATURES.glob(out)})
     finally:
         con.close()
 

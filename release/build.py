@@ -1,4 +1,4 @@
-"""Build a release folder: releases/<name>-<version>/ (see quality/release/__init__.py).
+"""Build a release folder: releases/<name>-<version>/ (see release/__init__.py).
 
     data/<config>/<domain>-00000-of-00001.parquet   every published table, one shard a domain
     hf/turns/                                       the turns as a datasets.DatasetDict
@@ -19,24 +19,27 @@ from pathlib import Path
 import datasets
 import pyarrow.parquet as pq
 
+from bench.store import official_dir
+from bench.tables import LEADERBOARD
 from quality.labels import DEFAULT_POLICY, load_policy
 from quality.nested import strings_in
-from quality.release import ReleaseError
-from quality.release.card import card, category_plot, licenses_for, shard_path
-from quality.release.manifest import code_version, package_versions, sha256_file, write_manifest
-from quality.release.tables import (
+from quality.scrub import Placeholders, scrub_text
+from quality.secrets import find_sensitive, gated_kinds
+from release import ReleaseError
+from release.card import card, category_plot, licenses_for, shard_path
+from release.manifest import code_version, package_versions, sha256_file, write_manifest
+from release.published import (
     PUBLISHED,
     ExportStats,
     domains_present,
     write_shard,
 )
-from quality.scrub import Placeholders, scrub_text
-from quality.secrets import find_sensitive, gated_kinds
-from sources.storage import atomic_path, partition_path
+from sources.storage import atomic_path
 
 VERSION_PATTERN = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+_-]*")
 REPO_ROOT = Path(__file__).resolve().parents[2]
 LEADERBOARD_FILES = ("leaderboard.md", "leaderboard.csv", "leaderboard.png")
+LEADERBOARD_FOLDER = "leaderboard"  # in a release: the copy of the data's leaderboard files
 
 
 @dataclass(frozen=True)
@@ -106,9 +109,7 @@ def _export_tables(data_dir: Path, root: Path, stats: ExportStats,
         for domain in domains_present(table, data_dir):
             rows = write_shard(table, data_dir, domain, root / shard_path(table.config, domain),
                                stats)
-            for name in (table.table, *table.needs):
-                path = table.domain_path(data_dir, domain) if name == table.table else \
-                    partition_path(data_dir, name, domain)
+            for path in table.inputs(data_dir, domain):
                 inputs[path.relative_to(data_dir).as_posix()] = sha256_file(path)
             log(f"  {table.config}/{domain}: {rows:,} rows")
     return inputs
@@ -146,7 +147,7 @@ def _export_dataset_dict(root: Path, splits: dict[str, int]) -> None:
 def _copy_bench(data_dir: Path, root: Path, stats: ExportStats) -> dict[str, str]:
     """The official JSONL layout (each record scrubbed again) and the leaderboard files."""
     inputs = {}
-    official = data_dir / "agentworldbench" / "official"
+    official = official_dir(data_dir)
     for path in sorted(official.glob("*.jsonl")) if official.is_dir() else []:
         out = root / "bench" / "official" / path.name
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -156,10 +157,10 @@ def _copy_bench(data_dir: Path, root: Path, stats: ExportStats) -> dict[str, str
                 sink.write(json.dumps(record, ensure_ascii=False) + "\n")
         inputs[path.relative_to(data_dir).as_posix()] = sha256_file(path)
     for name in LEADERBOARD_FILES:
-        path = data_dir / "leaderboard" / name
+        path = LEADERBOARD.dir(data_dir) / name
         if path.is_file():
-            (root / "leaderboard").mkdir(exist_ok=True)
-            shutil.copyfile(path, root / "leaderboard" / name)
+            (root / LEADERBOARD_FOLDER).mkdir(exist_ok=True)
+            shutil.copyfile(path, root / LEADERBOARD_FOLDER / name)
             inputs[path.relative_to(data_dir).as_posix()] = sha256_file(path)
     return inputs
 
@@ -177,12 +178,12 @@ def _scrub_json(value, placeholders: Placeholders, stats: ExportStats):
 
 
 def _read_leaderboard(root: Path) -> str | None:
-    path = root / "leaderboard" / "leaderboard.md"
+    path = root / LEADERBOARD_FOLDER / "leaderboard.md"
     return path.read_text(encoding="utf-8") if path.is_file() else None
 
 
 def category_plot_bytes(root: Path, rows: dict[str, dict[str, int]]) -> bytes | None:
-    from quality.release.card import category_shares
+    from release.card import category_shares
 
     data = category_plot(category_shares(root, rows))
     if data is not None:

@@ -1,0 +1,80 @@
+"""The tables AgentWorldBench builds: samples, predictions, scores, free-running rollouts, and
+the leaderboard folder.
+
+Declared once here (sources/tables.py is the registry); the bench's code takes paths from these
+objects. The samples' official JSONL layout is exported beside their partitions
+({data}/agentworldbench/official/<domain>_test.jsonl, bench/store.py).
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from bench.evaluate import (
+    PREDICTION_COLUMN_DOCS,
+    PREDICTION_SCHEMA,
+    SCORE_COLUMN_DOCS,
+    SCORE_SCHEMA,
+)
+from bench.rollout import STEP_SCHEMA
+from sources.tables import Table
+
+HISTORY_TYPE = pa.list_(pa.struct([("action", pa.large_string()),
+                                   ("observation", pa.large_string())]))
+BENCH_SCHEMA = pa.schema([
+    ("id", pa.string()), ("domain", pa.string()), ("source", pa.string()),
+    ("trajectory_id", pa.string()), ("turn_idx", pa.int32()), ("total_turns", pa.int32()),
+    ("category", pa.string()), ("history", HISTORY_TYPE), ("current_action", pa.large_string()),
+    ("reference", pa.large_string()), ("system_prompt", pa.large_string()),
+    ("task", pa.large_string()), ("initial_state", pa.large_string()),
+])
+BENCH_COLUMN_DOCS = {
+    "domain": "mcp, search, terminal, swe, android, web, os",
+    "id": "stable sample id: domain and a hash of (trajectory_id, target turn)",
+    "source": "catalog source of the trajectory (samples are stratified by it)",
+    "trajectory_id": "the bench-pool trajectory the sample comes from",
+    "turn_idx": "1-based index of the predicted turn (history has turn_idx - 1 turns)",
+    "total_turns": "turns in the whole trajectory",
+    "category": "turn_labels category of the target turn (informative or error)",
+    "history": "the real (action, observation) turns before the target, untruncated",
+    "current_action": "the action whose observation is predicted",
+    "reference": "the real next observation (ground truth)",
+    "system_prompt": "our world-model system prompt of the domain (bench/prompts, versioned)",
+    "task": "task instruction (GUI domains; empty for text domains)",
+    "initial_state": "screen before the first action (GUI domains, when the format has it)",
+}
+
+AGENTWORLDBENCH = Table(
+    "agentworldbench", "bench",
+    "Turn-level samples from the bench pool: the real history before a judgeable target turn "
+    "(informative or error), its action and the real next observation; stratified by source, "
+    "seeded. Also exported in the official JSONL layout (official/<domain>_test.jsonl).",
+    BENCH_SCHEMA, BENCH_COLUMN_DOCS, order=("id",))
+BENCH_PREDICTIONS = Table(
+    "bench_predictions", "bench",
+    "The raw output of every configured predictor for every bench sample.",
+    PREDICTION_SCHEMA, PREDICTION_COLUMN_DOCS)
+BENCH_SCORES = Table(
+    "bench_scores", "bench",
+    "Every prediction judged: the five axes, the 0..100 sample score, the rule verifier, the "
+    "diagnostics (malformed, echo) and the evidence.",
+    SCORE_SCHEMA, SCORE_COLUMN_DOCS)
+BENCH_ROLLOUT = Table(
+    "bench_rollout", "bench",
+    "Free-running rollouts: each predictor's own predictions fed back for `depth` steps, one row "
+    "per (predictor, chain, depth), with the teacher-forced score of the same turn beside it.",
+    STEP_SCHEMA, {
+        "predictor": "predictor spec name (copy_last, hf_local:<model>, ...)",
+        "chain": "id of the bench sample the chain starts from",
+        "domain": "the chain's domain",
+        "depth": "1 = the teacher-forced bench step; d = d-1 own predictions in the history",
+        "score": "free-running sample score (0-100, rubric)",
+        "teacher_score": "the same turn with the real history (0-100, rubric)",
+        "malformed": "the free-running output had no complete <predicted_observation> block",
+        "prediction": "the free-running predicted observation fed to the next step",
+    })
+LEADERBOARD = Table(
+    "leaderboard", "bench",
+    "Our predictor runs with the published table's columns beside the published rows: "
+    "leaderboard.csv, leaderboard.md, leaderboard.png, models_vs_baselines.md, rollout.png.",
+    partitioned=False, storage="folder")
