@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from quality.plots import histogram, line_chart
+from sources.plots import histogram, line_chart
 
 
 def _tick_texts(figure) -> list[str]:
