@@ -30,6 +30,7 @@ from bench.evaluate import (
 from bench.leaderboard import leaderboard_rows, to_markdown, write_leaderboard
 from bench.official import REFERENCE_TEMPERATURE, write_official
 from bench.predictors.base import PredictorContext, build_predictor
+from bench.progress import Progress
 from bench.prompts import PROMPT_VERSION
 from bench.sample import first_per_domain
 from bench.scoring import AXES, OFFICIAL_COUNTS
@@ -169,7 +170,8 @@ def bench_predictions(context: dg.AssetExecutionContext, config: PredictorSettin
         predictor = build_predictor(spec, predictor_context)
         asked = subset if spec.startswith(MODEL_PREFIX) else samples
         started = time.perf_counter()
-        outputs = predict(predictor, asked)
+        progress = Progress(predictor.name, len(asked), context.log.info)
+        outputs = predict(predictor, asked, on_batch=progress.update)
         seconds = time.perf_counter() - started
         sent = sent_fields(predictor, asked, outputs)
         rows += [{"id": s.id, "domain": s.domain, "source": s.source, "predictor": predictor.name,

@@ -101,17 +101,26 @@ NO_GENERATION = "No model generation"  # the released evaluation's reason for an
 
 def predict(predictor: Predictor, samples: Sequence[BenchSample], batch_size: int = 64,
             on_batch: Callable[[int], None] | None = None) -> list[str]:
-    """The predictor's raw outputs, one per sample, asked in batches."""
+    """The predictor's raw outputs, one per sample, asked in batches. `on_batch(n)` hears of
+    finished samples: from the predictor itself as they finish when it reports progress (an
+    `on_done` attribute: model predictors), else after each batch."""
+    reports = on_batch is not None and hasattr(predictor, "on_done")
+    if reports:
+        predictor.on_done = on_batch
     outputs: list[str] = []
-    for lo in range(0, len(samples), batch_size):
-        batch = list(samples[lo:lo + batch_size])
-        answers = predictor.predict(batch)
-        if len(answers) != len(batch):
-            raise RuntimeError(f"predictor {predictor.name} returned {len(answers)} outputs for "
-                               f"{len(batch)} samples")
-        outputs.extend(answers)
-        if on_batch:
-            on_batch(len(batch))
+    try:
+        for lo in range(0, len(samples), batch_size):
+            batch = list(samples[lo:lo + batch_size])
+            answers = predictor.predict(batch)
+            if len(answers) != len(batch):
+                raise RuntimeError(f"predictor {predictor.name} returned {len(answers)} "
+                                   f"outputs for {len(batch)} samples")
+            outputs.extend(answers)
+            if on_batch and not reports:
+                on_batch(len(batch))
+    finally:
+        if reports:
+            predictor.on_done = None
     return outputs
 
 

@@ -29,6 +29,7 @@ from bench.evaluate import (
 from bench.leaderboard import leaderboard_rows, write_leaderboard
 from bench.official import ImportProblem, RecordError, from_record, to_record
 from bench.predictors.base import PredictorContext, build_predictor
+from bench.progress import Progress
 from bench.sample import BenchSample
 from sources.storage import atomic_path
 
@@ -51,20 +52,17 @@ class PredictorRun:
 
 def run_predictors(samples: Sequence[BenchSample], specs: Sequence[str],
                    context: PredictorContext | None = None, scoring: str = "official",
-                   log: Callable[[str], None] = lambda _: None) -> list[PredictorRun]:
-    """Predict and judge every sample with each predictor spec, in the order given."""
+                   log: Callable[[str], None] = lambda _: None, bar: bool = False
+                   ) -> list[PredictorRun]:
+    """Predict and judge every sample with each predictor spec, in the order given; progress
+    per predictor (done / total, rate, time left) as lines to `log`, or a bar with `bar`."""
     runs = []
     for spec in specs:
         predictor = build_predictor(spec, context)
-        done = 0
-
-        def progress(n: int, name: str = predictor.name) -> None:
-            nonlocal done
-            done += n
-            log(f"{name}: {done}/{len(samples)} predicted")
-
+        progress = Progress(predictor.name, len(samples), log, bar=bar)
         clock = time.perf_counter()
-        outputs = predict(predictor, samples, on_batch=progress)
+        outputs = predict(predictor, samples, on_batch=progress.update)
+        progress.close()
         predicted = time.perf_counter()
         sent = [{"id": s.id, **fields}
                 for s, fields in zip(samples, sent_fields(predictor, samples, outputs),

@@ -24,7 +24,7 @@ import dataclasses
 import json
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -63,7 +63,6 @@ class LLMJudgeConfig:
     max_chars: int = 6000
     prompt_version: str = PROMPT_VERSION
     cache_dir: Path | None = None
-    progress: bool = False
     official: OfficialPrompts | None = None  # the released judge prompts (--judge-prompts)
     scoring: str = "official"  # "strict": our caps in code on top of the judge's scores
 
@@ -187,6 +186,7 @@ class LLMJudge:
         self.name = f"llm_judge:{self.endpoint.model}" + (
             OFFICIAL_LABEL if config.official else NOT_OFFICIAL_LABEL)
         self.unparseable_answers = 0
+        self.on_done: Callable[[int], None] | None = None  # progress: samples judged
         self._lock = threading.Lock()
         settings = {"model": self.endpoint.model, "version": config.prompt_version,
                     "temperature": config.temperature, "retry": config.retry_temperature,
@@ -250,7 +250,7 @@ class LLMJudge:
         pairs = list(zip(samples, predictions, strict=True))
         return run_concurrently(lambda pair: self.judge(*pair), pairs,
                                 self.config.endpoint.concurrency, expected=(JudgeFailure,),
-                                desc=self.name, progress=self.config.progress)
+                                on_done=self.on_done)
 
     def _ask_fitting(self, sample: BenchSample, prediction_text: str) -> dict[str, Any]:
         """Ask with the configured view; while the endpoint says the prompt is longer than its

@@ -17,13 +17,12 @@ tiny model's context); a sample whose system prompt and action alone do not fit 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Self
 
 import torch
-from tqdm import tqdm
 
 from bench.local_model import LocalChatModel, SamplingSettings
 from bench.official import chat_messages
@@ -58,7 +57,6 @@ class HfLocalConfig:
     # model's 70 bench samples took 15 s on 1 thread and 145-580 s on torch's default 2 while
     # another process generated beside it (bench_predictions and bench_rollout run together).
     cpu_threads: int | None = 1
-    progress: bool = False
 
 
 @dataclass
@@ -87,6 +85,7 @@ class HfLocalPredictor:
     def __post_init__(self) -> None:
         self.failures: dict[str, str] = {}
         self.fitted: dict[str, str] = {}  # sample id -> hash of the messages sent, when fitted
+        self.on_done: Callable[[int], None] | None = None  # progress: samples finished
         if self.model is None:
             self.model = LocalChatModel.load(self.config.model_dir, self.config.dtype,
                                              self.config.device)
@@ -122,8 +121,8 @@ class HfLocalPredictor:
                        key=lambda i: (lengths[i], i))
         outputs: list[str] = [""] * len(samples)
         size = self.config.batch_size
-        bar = tqdm(total=len(samples), desc=self.name, unit=" samples",
-                   disable=not self.config.progress)
+        if self.on_done is not None and conversations.count(None):
+            self.on_done(conversations.count(None))  # failed: nothing to generate
         for batch, first in enumerate(range(0, len(order), size)):
             chosen = order[first:first + size]
             results = self.model.generate([conversations[i] for i in chosen],
@@ -133,8 +132,8 @@ class HfLocalPredictor:
                 self.stats.prompt_tokens += result.prompt_tokens
                 self.stats.completion_tokens += result.choices[0].completion_tokens
             self.stats.batches += 1
-            bar.update(len(chosen))
-        bar.close()
+            if self.on_done is not None:
+                self.on_done(len(chosen))
         self.stats.failed_samples += conversations.count(None)
         self.stats.samples += len(samples)
         self.stats.seconds += time.perf_counter() - start

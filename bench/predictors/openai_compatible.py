@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Self
@@ -36,7 +36,6 @@ class OpenAICompatibleConfig:
     max_tokens: int = OFFICIAL_MAX_TOKENS
     seed: int | None = 0
     cache_dir: Path | None = None  # None: nothing kept, every run asks everything
-    progress: bool = False
 
     def request_settings(self) -> dict:
         settings = {"temperature": self.temperature, "max_tokens": self.max_tokens}
@@ -70,6 +69,7 @@ class OpenAICompatiblePredictor:
 
     def __post_init__(self) -> None:
         self.failures: dict[str, str] = {}
+        self.on_done: Callable[[int], None] | None = None  # progress: samples finished
         self.endpoint = ChatEndpoint(self.config.endpoint)
         self.name = f"openai_compatible:{self.endpoint.model}"
         settings = {"model": self.endpoint.model, **self.config.request_settings()}
@@ -104,6 +104,8 @@ class OpenAICompatiblePredictor:
                 todo.append((i, sample, messages))
         self.stats.samples += len(samples)
         self.stats.cached += len(samples) - len(todo)
+        if self.on_done is not None and len(samples) > len(todo):
+            self.on_done(len(samples) - len(todo))
         errors = self._ask_all(todo, outputs)
         self.stats.seconds += time.perf_counter() - start
         if errors:
@@ -116,7 +118,7 @@ class OpenAICompatiblePredictor:
     def _ask_all(self, todo: list, outputs: list[str | None]) -> list[str]:
         results = run_concurrently(lambda job: self._ask(job[1], job[2]), todo,
                                    self.config.endpoint.concurrency, expected=(EndpointError,),
-                                   desc=self.name, progress=self.config.progress)
+                                   on_done=self.on_done)
         errors: list[str] = []
         for (i, sample, _), result in zip(todo, results, strict=True):
             if isinstance(result, EndpointError):

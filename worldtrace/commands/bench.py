@@ -97,7 +97,8 @@ def run_run(args: argparse.Namespace) -> int:
                                temperature=args.temperature, concurrency=args.concurrency,
                                cache_dir=Path(args.out) / "cache")  # a rerun resumes
     runs = run_predictors(samples, args.predictor, context, scoring=args.scoring,
-                          log=lambda line: print(line, file=sys.stderr))
+                          log=lambda line: print(line, file=sys.stderr, flush=True),
+                          bar=sys.stderr.isatty())
     paths = write_run(samples, runs, Path(args.out), scoring=args.scoring)
     _print_table(leaderboard_rows(summarize([r for run in runs for r in run.rows]),
                                   RUBRIC_JUDGE, args.scoring))
@@ -125,10 +126,16 @@ def _diagnostics(args: argparse.Namespace, samples: list, runs: list, context,
         from bench.evaluate import summarize
         from bench.judges.llm_judge import LLMJudge
         from bench.leaderboard import leaderboard_rows
+        from bench.progress import Progress
 
         llm = LLMJudge(judge_config)
         for run in runs:
+            progress = Progress(f"{llm.name} on {run.name}", len(samples),
+                                lambda line: print(line, file=sys.stderr, flush=True),
+                                bar=sys.stderr.isatty())
+            llm.on_done = progress.update
             rows, failed = llm_judge_rows(llm, samples, run.outputs, run.name, run.failures)
+            progress.close()
             llm_rows += rows
             unjudged += failed
             for row in failed:
