@@ -33,6 +33,17 @@ def test_ingest_writes_partitions_and_reconciles(
         "miniswe_messages", "openhands_events", "sweagent_traj"]
 
 
+def test_ingest_with_workers_writes_the_same_bytes(traces_dir: Path, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    for name, extra in (("one", []), ("two", ["--workers", "2"])):
+        assert main(["ingest", str(traces_dir / "swe"), "--out", str(tmp_path / name),
+                     "--source", "swe", "--quiet", *extra]) == 0
+    assert "5 trajectories, 25 turns" in capsys.readouterr().out.splitlines()[-1]
+    files = sorted(p.relative_to(tmp_path / "one") for p in (tmp_path / "one").rglob("*.parquet"))
+    assert files and all((tmp_path / "one" / f).read_bytes() == (tmp_path / "two" / f).read_bytes()
+                         for f in files)
+
+
 def test_ingest_reports_a_misspelt_format(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -28,7 +28,8 @@ def run(args: argparse.Namespace) -> int:
     def advance(_: IngestStats) -> None:
         bar.update(1)
 
-    stats = write_tables([spec], Path(args.out), on_trajectory=advance, replace=args.replace)
+    stats = write_tables([spec], Path(args.out), on_trajectory=advance, replace=args.replace,
+                         workers=args.workers)
     bar.close()
     for row in stats.as_table():
         print(
@@ -56,6 +57,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--source", help="source name (default: the path's name)")
     parser.add_argument("--out", required=True, help="output data directory")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="processes reading the inputs (the output is the same bytes)")
     parser.add_argument(
         "--replace",
         action="store_true",
