@@ -50,6 +50,12 @@ class Confusion:
         actual = sum(v for (t, _), v in self.counts.items() if t in LOW_INFORMATION)
         return (tp / predicted if predicted else 1.0, tp / actual if actual else 1.0)
 
+    def weight_agreement(self, weights: dict[str, float]) -> float:
+        """Share of turns whose predicted category carries the labelled one's loss weight (what
+        training sees: echo for unchanged costs nothing, informative for echo does)."""
+        same = sum(v for (t, p), v in self.counts.items() if weights[t] == weights[p])
+        return same / self.total if self.total else 1.0
+
     def worst_recall(self, categories: tuple[str, ...] = CATEGORIES) -> tuple[float, str]:
         """Lowest recall over the categories that have labelled turns."""
         present = [c for c in categories if self.support(c)] or list(categories)

@@ -115,6 +115,8 @@ class LabelGrade:
     by_source: dict[str, Confusion] = field(default_factory=dict)
     unmatched: list[LabelledTurn] = field(default_factory=list)
     method: str = "rules"
+    # the policy's loss weight per category, for the weight-level agreement line
+    weights: dict[str, float] = field(default_factory=dict)
     # pooled leave-one-source-out predictions per method ("rules", "calibration"), with --loso
     loso: dict[str, Confusion] = field(default_factory=dict)
     folds: list[Fold] = field(default_factory=list)
@@ -139,6 +141,9 @@ class LabelGrade:
         p, r = o.low_information()
         out.append(f"low-information (empty..boilerplate vs informative): precision {p:.3f}, "
                    f"recall {r:.3f}")
+        if self.weights:
+            out.append(f"loss-weight level (same weight as the label's category): "
+                       f"{o.weight_agreement(self.weights):.3f}")
         # Leave-one-source-out: the policy's rules are fixed, not fitted on these labels, so
         # each held-out source is graded by the same rules; the figures show how each source
         # fares on its own.
@@ -325,6 +330,7 @@ def grade_labels(labels_path: Path, root: Path, work_dir: Path,
     turns = load_labels(labels_path)
     rows = label_labelled_files(turns, root, work_dir, policy_path)
     report = grade_rows(turns, rows, rows["predicted"].to_pylist())
+    report.weights = dict((load_policy(policy_path) if policy_path else load_policy()).loss_weights)
     add_ambiguity(report, rows)
     if loso:
         add_loso(report, rows)

@@ -63,3 +63,16 @@ def test_committed_realdev2_sets():
     every = Agreement(tuple(p for pairs in by_slice.values() for p in pairs), WEIGHTS)
     assert every.turns == 737
     assert every.accuracy > 0.95 and every.kappa > 0.9
+
+
+def test_confusion_weight_agreement():
+    """The grader's loss-weight view: echo predicted for unchanged costs nothing, informative
+    for echo does (grading/confusion.py)."""
+    from grading.confusion import Confusion
+
+    confusion = Confusion()
+    confusion.add("unchanged", "echo", 3)
+    confusion.add("echo", "informative")
+    confusion.add("error", "informative")
+    confusion.add("empty", "boilerplate")
+    assert confusion.weight_agreement(WEIGHTS) == pytest.approx(4 / 6)
