@@ -147,3 +147,26 @@ def test_real_fixture_categories(traces_dir, tmp_path):
         trajectory_id, index = turn.rsplit("#", 1)
         written = observations[(trajectory_id, int(index))].replace("\n", "⏎")
         assert observation.rstrip("…") == written[:len(observation.rstrip("…"))], turn
+
+
+def test_stage_in_worker_processes_writes_the_same_bytes(traces_dir, tmp_path):
+    """workers=2 overlaps dedup and scrub with the features (quality/stage.py): same files."""
+    import hashlib
+
+    from sources.catalog import make_spec
+    from sources.ingest import write_tables
+    from sources.schema import DOMAINS
+
+    specs = [make_spec(f"{d.name}-{f.name}", f, d.name)
+             for d in sorted(traces_dir.iterdir()) if d.is_dir() and d.name in DOMAINS
+             for f in sorted(d.iterdir())]
+    write_tables(specs, tmp_path / "data")
+    outputs = {}
+    for workers in (1, 2):
+        out = tmp_path / f"quality-{workers}"
+        report = run_quality_stage(tmp_path / "data", out, DOMAINS, workers=workers)
+        assert set(report.features) == set(report.labels) and report.dedup is not None
+        outputs[workers] = {p.relative_to(out).as_posix(): hashlib.sha256(p.read_bytes())
+                            .hexdigest() for p in sorted(out.rglob("*")) if p.is_file()}
+    assert any(name.startswith("scrubbed_turns/") for name in outputs[1])
+    assert outputs[1] == outputs[2]
