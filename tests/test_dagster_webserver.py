@@ -49,14 +49,41 @@ def graphql(port: int, query: str) -> dict:
         return json.loads(response.read())
 
 
+RUNS_QUERY = """{ runsOrError { ... on Runs { results {
+  pipelineName status assetSelection { path } tags { key value } } } } }"""
+# A small materialized dataset in the server's instance, made in its own process as
+# `worldtrace run` would: raw_traces for two domain partitions of the real fixtures, then the
+# cross-domain step trajectory_dedup through worldtrace.launch.
+SEED_RUNS = """
+import dagster as dg
+from assets.ingest import raw_traces
+from assets.resources import storage_from_environment
+from worldtrace.launch import run_corpus_step
+
+instance = dg.DagsterInstance.get()
+for domain in ("swe", "web"):
+    assert dg.materialize([raw_traces], partition_key=domain, instance=instance,
+                          resources={"storage": storage_from_environment()}).success
+outcome = run_corpus_step("trajectory_dedup", [dg.AssetKey("trajectory_dedup")])
+assert outcome.success, outcome.error
+"""
+
+
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, dict[str, dict]]]:
-    """The webserver on a free port, and its asset nodes by name."""
+def server(traces_dir: Path, tmp_path_factory: pytest.TempPathFactory
+           ) -> Iterator[tuple[int, dict[str, dict]]]:
+    """The webserver on a free port over a small materialized dataset, and its asset nodes by
+    name."""
     home = tmp_path_factory.mktemp("dagster_home")
     (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
     port = free_port()
     webserver = Path(sys.executable).with_name("dagster-webserver")
-    env = {**os.environ, "DAGSTER_HOME": str(home), "WORLDTRACE_DATA": str(home / "data")}
+    env = {**os.environ, "DAGSTER_HOME": str(home), "WORLDTRACE_DATA": str(home / "data"),
+           "WORLDTRACE_CATALOG": str(REPO_ROOT / "sources.example.toml"),
+           "WORLDTRACE_TRACES": str(traces_dir)}
+    seeded = subprocess.run([sys.executable, "-c", SEED_RUNS], cwd=REPO_ROOT, env=env,
+                            capture_output=True, text=True, timeout=600)
+    assert seeded.returncode == 0, seeded.stderr[-3000:]
     process = subprocess.Popen(
         [str(webserver), "-h", "127.0.0.1", "-p", str(port)],
         cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -181,3 +208,16 @@ def test_each_stage_job_says_what_it_runs(server) -> None:
         assert f"`{name}`" in jobs["curate_job"] and name not in jobs["curate_all_domains_job"]
     assert "one domain per run" in jobs["curate_job"]
     assert "all domains" in jobs["curate_all_domains_job"]
+
+
+def test_runs_launched_by_worldtrace_run_name_their_asset(server) -> None:
+    """The Runs page shows a run of Dagster's asset job by the assets it selected (a run of
+    corpus_job shows only the job's name): each corpus step names its asset and its step."""
+    port, _ = server
+    runs = graphql(port, RUNS_QUERY)["data"]["runsOrError"]["results"]
+    (dedup,) = [run for run in runs
+                if {"key": "worldtrace/step", "value": "trajectory_dedup"} in run["tags"]]
+    assert dedup["status"] == "SUCCESS"
+    assert dedup["pipelineName"] == "__ASSET_JOB"
+    assert dedup["assetSelection"] == [{"path": ["trajectory_dedup"]}]
+    assert {"key": "worldtrace/command", "value": "worldtrace run"} in dedup["tags"]

@@ -2,7 +2,11 @@
 
 1. main_job once per domain partition, `workers` domains at a time (one process each, each
    run in-process: a step subprocess would re-import torch for every step);
-2. then every asset built over all domains (corpus_job), one asset per run, in dependency order.
+2. then every asset built over all domains (corpus_job), one asset per run, in dependency order,
+   each run of Dagster's asset job, as the UI's Materialize button launches it: the Runs page
+   names the asset it built (a run of corpus_job with a selection shows only "corpus_job").
+
+Every run carries the tags `worldtrace/command` (`worldtrace run`) and `worldtrace/step`.
 
 Every run is recorded in $DAGSTER_HOME, so `make ui` shows them; Dagster's own event log stays
 in the UI, and whatever the steps print (training progress bars, library warnings) goes to a
@@ -41,6 +45,30 @@ def corpus_job() -> dg.JobDefinition:
     return _job("corpus_job")
 
 
+def asset_job_name() -> str:
+    """Dagster's implicit job over every asset (`__ASSET_JOB`): the Runs page shows a run of it
+    by the assets it selected, as for a run launched with the UI's Materialize button."""
+    from assets.definitions import defs
+
+    return defs.resolve_implicit_global_asset_job_def().name
+
+
+def _reconstructable(job_name: str):
+    """A job of the code location by name, reconstructable in another process. The implicit
+    asset job cannot be wrapped in a repository of its own (dg.build_reconstructable_job): its
+    name is reserved, so the job is looked up in the code location's Definitions (Dagster has
+    no public spelling of this; the Dagster version is pinned)."""
+    from dagster._core.definitions.reconstruct import ReconstructableRepository
+
+    return ReconstructableRepository.for_module(
+        "assets.definitions", "defs", os.getcwd()).get_reconstructable_job(job_name)
+
+
+def run_tags(step: str) -> dict[str, str]:
+    """What the Runs page shows beside a run that `worldtrace run` launched."""
+    return {"worldtrace/command": "worldtrace run", "worldtrace/step": step}
+
+
 @dataclass
 class StepOutcome:
     """One run: which partition or assets, whether it passed, its checks, its time."""
@@ -63,7 +91,8 @@ def _execute(job_function: str, name: str, tags: dict[str, str] | None = None,
              asset_selection: Sequence[dg.AssetKey] | None = None,
              run_config: dict | None = None) -> StepOutcome:
     started = time.perf_counter()
-    job = dg.build_reconstructable_job("worldtrace.launch", job_function)
+    job = (dg.build_reconstructable_job("worldtrace.launch", job_function)
+           if job_function in ("main_job", "corpus_job") else _reconstructable(job_function))
     with dg.execute_job(job, instance=dg.DagsterInstance.get(), tags=tags,
                         asset_selection=asset_selection,
                         run_config={**QUIET, **(run_config or {})}) as result:
@@ -104,7 +133,15 @@ def output_to(log_path: Path) -> Iterator[None]:
 def run_domain(domain: str, log_path: Path) -> StepOutcome:
     """main_job for one domain partition (in a worker process), its output to the log."""
     with output_to(log_path):
-        return _execute("main_job", f"main_job[{domain}]", tags={"dagster/partition": domain})
+        return _execute("main_job", f"main_job[{domain}]",
+                        tags={"dagster/partition": domain, **run_tags(f"main_job[{domain}]")})
+
+
+def run_corpus_step(name: str, keys: Sequence[dg.AssetKey], run_config: dict | None = None
+                    ) -> StepOutcome:
+    """One step of phase 2: the assets of one definition, as a run of the asset job."""
+    return _execute(asset_job_name(), name, tags=run_tags(name), asset_selection=keys,
+                    run_config=run_config)
 
 
 def corpus_steps() -> list[tuple[str, list[dg.AssetKey]]]:
@@ -148,7 +185,7 @@ def run_pipeline(domains: Sequence[str], workers: int, op_config: dict[str, dict
     for name, keys in steps:
         config = {"ops": {name: {"config": op_config[name]}}} if name in op_config else None
         with output_to(log_path):
-            outcome = _execute("corpus_job", name, asset_selection=keys, run_config=config)
+            outcome = run_corpus_step(name, keys, config)
         outcomes.append(outcome)
         say("  " + outcome.line())
         if not outcome.success:
