@@ -33,6 +33,7 @@ names the file it wrote, is the same text in every trajectory once those words a
 
 from __future__ import annotations
 
+import os
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -60,7 +61,15 @@ from quality.observation_sets import common_words, occurrence_keys, shingle_coun
 from quality.reply_features import reply_columns
 from quality.shingles import ShingleConfig, Shingled, shingle_words, word_hashes
 from sources.schema import TURN_SCHEMA
-from sources.storage import COMPRESSION, atomic_path, load_sql, query_arrow, sql_literal
+from sources.storage import (
+    COMPRESSION,
+    PARTS_SUFFIX,
+    atomic_path,
+    load_sql,
+    query_arrow,
+    remove_stale_beside,
+    sql_literal,
+)
 
 
 @dataclass(frozen=True)
@@ -123,7 +132,8 @@ def compute_turn_features(turns_path: Path, out_path: Path,
     stats = FeatureStats(config=str(config))
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    part_path = out_path.with_name(f".{out_path.name}.{id(stats)}.parts.parquet")
+    part_path = out_path.with_name(f".{out_path.name}{PARTS_SUFFIX}{os.getpid()}")
+    remove_stale_beside(out_path)  # a killed run's parts file
     queries = (load_sql(__file__, "short_pairs.sql"), _render_turn_sql(config))
     common = _partition_common_words(turns_path, config)
     con = _connect(config)

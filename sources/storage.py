@@ -10,6 +10,7 @@ SQL text are quoted here, and SQL files are read from beside the module that run
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import re
 import shutil
@@ -51,8 +52,9 @@ def table_glob(data_dir: Path | str, table: str) -> str:
 TEMP_SUFFIX = ".tmp-"  # .{name}.tmp-<pid>: a file being written
 OLD_SUFFIX = ".old-"  # .{name}.old-<pid>: a folder being replaced
 FRESH_SUFFIX = ".fresh-"  # .{name}.fresh-<pid>: an ingest run's rows, before they are placed
+PARTS_SUFFIX = ".parts-"  # .{name}.parts-<pid>: a step's intermediate file (turn_features)
 STAGING_PREFIX = "_staging-"  # _staging-<pid>: the staging folder of older ingest runs
-_PID_TAIL = re.compile(r"(?:\.tmp-|\.old-|\.fresh-|^_staging-)(\d+)$")
+_PID_TAIL = re.compile(r"(?:\.tmp-|\.old-|\.fresh-|\.parts-|^_staging-)(\d+)$")
 
 
 def _temp_beside(path: Path) -> Path:
@@ -71,6 +73,23 @@ def process_alive(pid: int) -> bool:
     return True
 
 
+def _stale(path: Path) -> bool:
+    """A temporary name of a process that is gone (not this one)."""
+    match = _PID_TAIL.search(path.name)
+    return bool(match) and int(match[1]) != os.getpid() and not process_alive(int(match[1]))
+
+
+def remove_stale_beside(path: Path) -> list[Path]:
+    """Remove the temporaries of `path` (hidden `.{name}...-<pid>` siblings) that a killed
+    writer left: every atomic write calls this first, so a SIGKILLed step's retry leaves
+    nothing behind. Returns what was removed."""
+    removed = [sibling for sibling in sorted(path.parent.glob(f".{glob.escape(path.name)}*"))
+               if _stale(sibling)]
+    for sibling in removed:
+        _remove(sibling)
+    return removed
+
+
 def remove_stale_temps(data_dir: Path | str, tables: list[str]) -> list[Path]:
     """Remove what a killed writer left in `data_dir`: temporary, fresh and old files of the
     partitions of `tables`, and old `_staging-<pid>` folders, whose process is gone (SIGKILL
@@ -80,12 +99,9 @@ def remove_stale_temps(data_dir: Path | str, tables: list[str]) -> list[Path]:
     candidates = list(data_dir.glob(f"{STAGING_PREFIX}*"))
     for table in tables:
         candidates += (data_dir / table).glob("domain=*/.*")
-    removed = []
-    for path in sorted(candidates):
-        match = _PID_TAIL.search(path.name)
-        if match and int(match.group(1)) != os.getpid() and not process_alive(int(match[1])):
-            _remove(path)
-            removed.append(path)
+    removed = [path for path in sorted(candidates) if _stale(path)]
+    for path in removed:
+        _remove(path)
     return removed
 
 
@@ -108,10 +124,11 @@ def atomic_path(out_path: Path | str) -> Iterator[Path]:
     out_path.parent.mkdir(parents=True, exist_ok=True)
     tmp = _temp_beside(out_path)
     _remove(tmp)
+    remove_stale_beside(out_path)
     try:
         yield tmp
         if tmp.is_dir() and out_path.is_dir():
-            old = out_path.with_name(f".{out_path.name}.old-{os.getpid()}")
+            old = out_path.with_name(f".{out_path.name}{OLD_SUFFIX}{os.getpid()}")
             out_path.rename(old)
             tmp.rename(out_path)
             shutil.rmtree(old, ignore_errors=True)
@@ -138,6 +155,7 @@ class ParquetSink:
         self.rows_written = 0
         self._pending: list[dict[str, Any]] = []
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_beside(self.path)
         self._temp_path = _temp_beside(self.path)
         self._writer = pq.ParquetWriter(self._temp_path, schema, compression=COMPRESSION)
 

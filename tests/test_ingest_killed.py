@@ -1,6 +1,7 @@
-"""An ingest killed with SIGKILL mid-write, then run again, gives the same bytes as a run that
-was never interrupted, and leaves nothing behind: no fresh or temporary file beside a partition,
-no `_staging-<pid>` folder of an older version, even though the killed process cleaned nothing."""
+"""A step killed with SIGKILL mid-write (ingest, turn features), then run again, gives the same
+bytes as a run that was never interrupted, and leaves nothing behind: no fresh, parts or
+temporary file beside a partition, no `_staging-<pid>` folder of an older version, even though
+the killed process cleaned nothing."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from sources.catalog import make_spec
 from sources.factory.scale import generate_corpus, source_name
 from sources.ingest import write_tables
 from sources.schema import DOMAINS
-from sources.storage import remove_stale_temps
+from sources.storage import partition_path, remove_stale_temps
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -93,3 +94,49 @@ def test_a_live_process_keeps_its_files(tmp_path: Path) -> None:
         path.write_bytes(b"rows")
     assert remove_stale_temps(tmp_path, ["raw_turns"]) == [gone]
     assert mine.exists() and not gone.exists()
+
+
+# Computes one partition's turn features in batches of 5 turns and stops for good after the
+# third batch (its parts file half written), saying so on stdout.
+KILLED_FEATURES = """
+import sys, time
+from pathlib import Path
+from quality import features
+from quality.features import FeatureConfig, compute_turn_features
+batch_features = features._batch_features
+done = []
+def stalling(*args, **kwargs):
+    done.append(1)
+    if len(done) == 3:
+        print("stalled", flush=True)
+        time.sleep(600)
+    return batch_features(*args, **kwargs)
+features._batch_features = stalling
+compute_turn_features(Path(sys.argv[1]), Path(sys.argv[2]), FeatureConfig(batch_rows=5))
+"""
+
+
+def test_killed_feature_step_rerun_gives_the_same_bytes(tmp_path: Path) -> None:
+    from quality.features import FeatureConfig, compute_turn_features
+
+    corpus = tmp_path / "corpus"
+    generate_corpus(corpus, ["terminal"], 6, 5)
+    spec = make_spec(source_name("terminal"), corpus / "terminal" / source_name("terminal"),
+                     "terminal")
+    write_tables([spec], tmp_path / "data")
+    turns = partition_path(tmp_path / "data", "raw_turns", "terminal")
+    clean, out = tmp_path / "clean" / "part-0.parquet", tmp_path / "out" / "part-0.parquet"
+    compute_turn_features(turns, clean, FeatureConfig(batch_rows=5))
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    child = subprocess.Popen([sys.executable, "-c", KILLED_FEATURES, str(turns), str(out)],
+                             stdout=subprocess.PIPE, text=True, cwd=REPO, env=env)
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline().strip() == "stalled"
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+    assert [p.name for p in out.parent.iterdir()] == [f".part-0.parquet.parts-{child.pid}"]
+    compute_turn_features(turns, out, FeatureConfig(batch_rows=5))
+    assert [p.name for p in out.parent.iterdir()] == ["part-0.parquet"]
+    assert out.read_bytes() == clean.read_bytes()
