@@ -1,11 +1,10 @@
 """What every asset declares besides its code: owners, tags, kinds, code version, check specs.
 
 The code version is a hash of the library code an asset runs (its modules and the SQL and TOML
-files beside them) and of the files that configure it (the policy), so Dagster marks an asset
-stale exactly when what would build it changed.
+files beside them) and of the files that configure it (the policy), by sources.code_version's
+one rule, so Dagster marks an asset stale exactly when what would build it changed.
 """
 
-import hashlib
 import importlib
 import warnings
 from collections.abc import Iterable
@@ -16,6 +15,7 @@ from typing import Any
 import dagster as dg
 
 from assets.partitions import domain_partitions
+from sources.code_version import code_version
 
 OWNERS = ["team:worldtrace-data"]
 
@@ -23,26 +23,6 @@ OWNERS = ["team:worldtrace-data"]
 # check results and pin the Dagster version, so the warning on every load is noise.
 warnings.filterwarnings("ignore", category=dg.PreviewWarning,
                         message="Specifying a partitions_def on an AssetCheckSpec")
-CODE_VERSION_CHARS = 12
-_DATA_SUFFIXES = (".sql", ".toml")
-
-
-def code_version(*parts: ModuleType | Path) -> str:
-    """Short sha256 over the bytes of the given modules (each with the .sql / .toml files in its
-    folder; a package: every .py file in its folder too) and files, in a stable order."""
-    files: set[Path] = set()
-    for part in parts:
-        path = Path(part.__file__) if isinstance(part, ModuleType) else Path(part)
-        files.add(path.resolve())
-        if isinstance(part, ModuleType):
-            suffixes = (*_DATA_SUFFIXES, ".py") if path.name == "__init__.py" else _DATA_SUFFIXES
-            files.update(p.resolve() for p in path.parent.iterdir() if p.suffix in suffixes)
-    digest = hashlib.sha256()
-    for path in sorted(files):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()[:CODE_VERSION_CHARS]
-
-
 def asset_info(stage: str, kinds: Iterable[str], code: Iterable[ModuleType | Path],
                pii: str = "none") -> dict[str, Any]:
     """Keyword arguments for dg.asset / dg.AssetSpec: owners, tags (stage; pii: raw, scrubbed

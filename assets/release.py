@@ -6,8 +6,10 @@ Built over whatever published tables exist when it runs; a release is never over
 same version again is checked to be byte-identical to the one on disk, else refused.
 """
 
+import base64
 import json
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -15,20 +17,21 @@ from pathlib import Path
 
 import dagster as dg
 
-import release
 from assets.asset_info import asset_info
 from assets.resources import WorldtraceStorage
 from assets.table_metadata import reads, records_table
 from bench.tables import LEADERBOARD
 from release import ReleaseError
 from release.build import ReleaseConfig, build_release
-from release.manifest import MANIFEST, verify_release
+from release.manifest import MANIFEST, RELEASE_CODE, verify_release
 from release.published import PUBLISHED
 from sources.schema import DOMAINS
 
 # What the release reads: every published table, the tables its exports join, the leaderboard.
 PUBLISHED_TABLES = [*dict.fromkeys(t for p in PUBLISHED for t in (p.table, *p.needs)),
                     LEADERBOARD]
+
+_RELATIVE_IMAGE = re.compile(r"!\[(?P<alt>[^\]]*)\]\((?P<src>[^)\s]+\.png)\)")
 
 
 class ReleaseSettings(dg.Config):
@@ -48,9 +51,7 @@ def releases_root(settings: ReleaseSettings, storage: WorldtraceStorage) -> Path
 
 @dg.asset(group_name="release", deps=reads(*PUBLISHED_TABLES),
           **asset_info("release", kinds={"parquet", "huggingface", "markdown"},
-                       code=[release, release.build, release.card,
-                             release.published, release.manifest],
-                       pii="scrubbed"),
+                       code=RELEASE_CODE, pii="scrubbed"),
           check_specs=[dg.AssetCheckSpec(
               "release_verifies", asset="dataset_release", blocking=True,
               description="Re-hashing every file of the release matches manifest.json (and "
@@ -87,7 +88,7 @@ def dataset_release(context: dg.AssetExecutionContext, config: ReleaseSettings,
         "code_version": content["code_version"],
         "policy_hash": content["policy"]["hash"],
         "rescrubbed_in_release": dg.MetadataValue.json(content["rescrubbed_in_release"]),
-        "card": dg.MetadataValue.md(_card_without_front_matter(target)),
+        "card": dg.MetadataValue.md(card_for_the_ui(target)),
         "settings": dg.MetadataValue.json(config.model_dump()),
     })
     yield dg.AssetCheckResult(
@@ -109,6 +110,18 @@ def _same_as_existing(data_dir: Path, target: Path, release: ReleaseConfig) -> N
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _card_without_front_matter(target: Path) -> str:
+def card_for_the_ui(target: Path) -> str:
+    """The release's README.md as the UI can show it: without the front matter, and each image
+    the card links relative to its folder (`plots/categories.png`, right on the Hub) inlined
+    as a data URI, since the UI serves no file of the release and would show a broken link."""
     text = (target / "README.md").read_text(encoding="utf-8")
-    return text.split("\n---\n", 1)[1] if text.startswith("---\n") else text
+    text = text.split("\n---\n", 1)[1] if text.startswith("---\n") else text
+
+    def inline(match: re.Match[str]) -> str:
+        image = target / match["src"]
+        if match["src"].startswith(("http://", "https://", "data:")) or not image.is_file():
+            return match[0]
+        encoded = base64.b64encode(image.read_bytes()).decode()
+        return f"![{match['alt']}](data:image/png;base64,{encoded})"
+
+    return _RELATIVE_IMAGE.sub(inline, text)

@@ -27,7 +27,12 @@ from quality.scrub import Placeholders, scrub_text
 from quality.secrets import find_sensitive, gated_kinds
 from release import ReleaseError
 from release.card import card, category_plot, licenses_for, shard_path
-from release.manifest import code_version, package_versions, sha256_file, write_manifest
+from release.manifest import (
+    package_versions,
+    release_code_version,
+    sha256_file,
+    write_manifest,
+)
 from release.published import (
     PUBLISHED,
     ExportStats,
@@ -37,7 +42,6 @@ from release.published import (
 from sources.storage import atomic_path
 
 VERSION_PATTERN = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+_-]*")
-REPO_ROOT = Path(__file__).resolve().parents[2]
 LEADERBOARD_FILES = ("leaderboard.md", "leaderboard.csv", "leaderboard.png")
 LEADERBOARD_FOLDER = "leaderboard"  # in a release: the copy of the data's leaderboard files
 
@@ -215,5 +219,5 @@ def _manifest_content(config: ReleaseConfig, stats: ExportStats, inputs: dict[st
         "inputs": dict(sorted(inputs.items())),
         "licenses": licenses,
         "packages": package_versions(),
-        "code_version": code_version(REPO_ROOT),
+        "code_version": release_code_version(),
     }

@@ -12,11 +12,15 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from sources.code_version import REPO_ROOT, code_version
+
 MANIFEST, MANIFEST_HASH = "manifest.json", "manifest.sha256"
 CHUNK = 1 << 20
 PACKAGES = ("worldtrace", "pyarrow", "duckdb", "polars", "datasets", "detect-secrets",
             "dagster", "torch", "transformers", "trl", "matplotlib")
-LIBRARIES = ("sources", "quality", "training", "bench")  # what builds the data
+# The code a release is built by: every library that builds the data, and the release package.
+RELEASE_CODE = tuple(REPO_ROOT / library
+                     for library in ("sources", "quality", "training", "bench", "release"))
 
 
 def sha256_file(path: Path) -> str:
@@ -45,17 +49,11 @@ def package_versions() -> dict[str, str]:
     return versions
 
 
-def code_version(repo_root: Path) -> str:
-    """Short sha256 of the library code (.py, .sql, .toml of sources, quality, training,
-    bench), by relative path: the same checkout gives the same version anywhere."""
-    digest = hashlib.sha256()
-    for library in LIBRARIES:
-        folder = repo_root / library
-        for path in sorted(p for p in folder.rglob("*") if p.suffix in (".py", ".sql", ".toml")
-                           and "__pycache__" not in p.parts):
-            digest.update(path.relative_to(repo_root).as_posix().encode() + b"\0")
-            digest.update(path.read_bytes())
-    return digest.hexdigest()[:16]
+def release_code_version() -> str:
+    """The version of the code a release is built by: every library that builds the data and
+    the release package itself (sources.code_version's rule). dataset_release's Dagster code
+    version is this same string, so the UI and the manifest show one version."""
+    return code_version(*RELEASE_CODE)
 
 
 def write_manifest(root: Path, content: dict[str, Any]) -> dict[str, Any]:

@@ -3,6 +3,7 @@ verified file by file, never overwritten, refused while a secret is left."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import datasets
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from ui_markdown import ui_problems
 
 from quality.features import compute_turn_features
 from quality.labels import label_turns, load_policy
@@ -168,3 +170,10 @@ def test_dataset_release_asset_builds_then_keeps_an_identical_release(data_dir: 
     metadata = result.get_asset_materialization_events()[0].materialization.metadata
     assert metadata["files"].value > 10 and "## Per-domain statistics" in metadata["card"].value
     assert verify_release(tmp_path / "worldtrace-0.3.0") == []
+    # what the UI shows is true: the card's plot loads (inlined, not a link to a file the UI
+    # does not serve), and one code version, the asset's, is the manifest's
+    card = metadata["card"].value
+    assert ui_problems(card) == [] and "![categories](data:image/png;base64," in card
+    manifest = json.loads((tmp_path / "worldtrace-0.3.0" / "manifest.json").read_text())
+    spec = next(iter(dataset_release.specs))
+    assert metadata["code_version"].value == manifest["code_version"] == spec.code_version
