@@ -49,6 +49,20 @@ def _files(data: Path) -> dict[str, str]:
             for path in sorted(data.rglob("*")) if path.is_file()}
 
 
+def _killed_when_stalled(script: str, *args: Path) -> int:
+    """Run `script` in a child process, SIGKILL it once it prints "stalled"; its pid."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    child = subprocess.Popen([sys.executable, "-c", script, *map(str, args)],
+                             stdout=subprocess.PIPE, text=True, cwd=REPO, env=env)
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline().strip() == "stalled"
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+    return child.pid
+
+
 def _dead_pid() -> int:
     """The id of a process that has ended."""
     done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
@@ -64,16 +78,8 @@ def test_killed_ingest_rerun_gives_the_same_bytes_and_leaves_nothing(tmp_path: P
 
     data = tmp_path / "data"
     write_tables(_specs(corpus), data)  # a previous good run: the killed one replaces it
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    child = subprocess.Popen([sys.executable, "-c", KILLED_INGEST, str(corpus), str(data)],
-                             stdout=subprocess.PIPE, text=True, cwd=REPO, env=env)
-    try:
-        assert child.stdout is not None
-        assert child.stdout.readline().strip() == "stalled"
-    finally:
-        child.send_signal(signal.SIGKILL)
-        child.wait()
-    left = [name for name in _files(data) if f".fresh-{child.pid}" in name]
+    pid = _killed_when_stalled(KILLED_INGEST, corpus, data)
+    left = [name for name in _files(data) if f".fresh-{pid}" in name]
     assert left, "the kill should have left the run's fresh files behind"
     assert _files(data).items() >= _files(clean).items()  # the old tables are untouched
     # an older version's staging folder, of a process that is gone, goes too
@@ -127,16 +133,8 @@ def test_killed_feature_step_rerun_gives_the_same_bytes(tmp_path: Path) -> None:
     turns = partition_path(tmp_path / "data", "raw_turns", "terminal")
     clean, out = tmp_path / "clean" / "part-0.parquet", tmp_path / "out" / "part-0.parquet"
     compute_turn_features(turns, clean, FeatureConfig(batch_rows=5))
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    child = subprocess.Popen([sys.executable, "-c", KILLED_FEATURES, str(turns), str(out)],
-                             stdout=subprocess.PIPE, text=True, cwd=REPO, env=env)
-    try:
-        assert child.stdout is not None
-        assert child.stdout.readline().strip() == "stalled"
-    finally:
-        child.send_signal(signal.SIGKILL)
-        child.wait()
-    assert [p.name for p in out.parent.iterdir()] == [f".part-0.parquet.parts-{child.pid}"]
+    pid = _killed_when_stalled(KILLED_FEATURES, turns, out)
+    assert [p.name for p in out.parent.iterdir()] == [f".part-0.parquet.parts-{pid}"]
     compute_turn_features(turns, out, FeatureConfig(batch_rows=5))
     assert [p.name for p in out.parent.iterdir()] == ["part-0.parquet"]
     assert out.read_bytes() == clean.read_bytes()
