@@ -120,12 +120,14 @@ TRAILING_PROMPTS = r"(\s*\n\s*([\w.-]+@[\w.-]+:[~/\w.-]*[#$]|bash-\$)?[ \t]*)+$"
 # Removed before counting an observation's content characters: text that harnesses print in
 # place of an empty output. An observation with no letter or digit left is `empty`.
 EMPTY_OUTPUT_WRAPPERS: tuple[str, ...] = (
-    # mini-swe-agent: "<returncode>0</returncode>\n<output>\n</output>".
-    r"<returncode>\s*0\s*</returncode>",
+    # mini-swe-agent's output tags: "<output>\n</output>" with nothing between them.
     r"</?output>",
-    # (A harness's sentence saying a command finished with code 0 -- OpenHands' "[Command
+    # (A harness's statement that a command finished with code 0 -- mini-swe-agent's
+    # "<returncode>0</returncode>" (policy v7; it was a frame before), OpenHands' "[Command
     # finished with exit code 0]", Toolathlon's "Command completed with return code: 0" -- is
-    # not a frame: it is a generic success message, boilerplate by notes/turn-categories.md.)
+    # not a frame: it is a generic success message, boilerplate by notes/turn-categories.md
+    # ("a generic 'completed with return code 0' and no output"); both labellers of the
+    # realdev2 sample called 36 of 36 such dev turns boilerplate.)
     # Terminus (Harbor, Terminal-Bench) wraps every screen in these headers.
     r"(?i)(current terminal state|new terminal output|current terminal screen):",
     # A line that is only a shell prompt (root@4c2a9f1e8b3d:/app#, user@host:~$).

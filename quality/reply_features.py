@@ -56,7 +56,9 @@ REPEAT_HEAD_CHARS = 20_000  # repeat_masked compares this much of each observati
 EXIT_STATUS = re.compile(r"(?i)\[?\s*(the )?(command )?(completed|finished|exited)? ?with "
                          r"(return|exit) (code|status):? ?-?\d+\.?\s*\]?"
                          # OpenHands' frame line naming the shell's folder
-                         r"|\[(current working directory|python interpreter): [^\]\n]*\]")
+                         r"|\[(current working directory|python interpreter): [^\]\n]*\]"
+                         # mini-swe-agent's exit status and the (empty) output tags around it
+                         r"|<returncode>\s*-?\d+\s*</returncode>|</?output>")
 ACK_WORDS = frozenset(
     "success successful successfully succeeded complete completed done ok okay created updated"
     " deleted inserted removed saved written wrote sent moved copied renamed formatted applied"
@@ -144,7 +146,7 @@ def reply_row(values: list[str], observation: str) -> tuple[int, int | None, boo
     confirm = any(hint in tail for hint in _CONFIRM_HINTS) and bool(CONFIRM_PROMPT.search(tail))
     if len(observation) > SHORT_REPLY_CHARS and not confirm:
         return found, None, False, False, 0
-    if "with" in rest.lower():
+    if "with" in rest.lower() or "<returncode>" in rest:
         rest = EXIT_STATUS.sub(" ", rest)
     # The keys of a JSON or YAML reply ("status":, data_id:) are the tool's schema, the same in
     # every reply: they are neither words of its message nor identifiers it names.

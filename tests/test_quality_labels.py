@@ -120,9 +120,10 @@ def test_real_fixture_categories(traces_dir, tmp_path):
     assert categories("web", "web-webarena") == ["informative", "unchanged", "unchanged"]
     # OSWorld run with screenshots only: every observation is a screenshot file name
     assert set(categories("os", "os-osworld")) == {"empty"}
-    # mini-swe-agent: cat of a missing file (returncode 1), empty outputs, a traceback
+    # mini-swe-agent: cat of a missing file (returncode 1), an empty output with return code 0
+    # (boilerplate by the guide: "completed with return code 0 and no output"), a traceback
     miniswe = categories("swe", "swe-miniswe")
-    assert miniswe[0] == "error" and miniswe[4] == "empty" and miniswe[7] == "error"
+    assert miniswe[0] == "error" and miniswe[4] == "boilerplate" and miniswe[7] == "error"
     assert miniswe[5] == "unchanged"  # the file shown again after a no-op sed
     # OpenHands: the edit tool echoes back the file it was sent as a diff
     assert categories("swe", "swe-openhands") == ["echo"]
