@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,9 +76,15 @@ def run_predictors(samples: Sequence[BenchSample], specs: Sequence[str],
         timings = {"predict_samples_per_s": n / max(predicted - clock, 1e-9),
                    "judge_samples_per_s": n / max(judged - predicted, 1e-9)}
         log(f"{predictor.name}: judged {len(rows)} samples "
-            f"({timings['predict_samples_per_s']:.0f} predicted/s, "
-            f"{timings['judge_samples_per_s']:.0f} judged/s)")
-        runs.append(PredictorRun(predictor.name, outputs, rows, timings, sent))
+            f"({timings['predict_samples_per_s']:.2f} predicted/s, "
+            f"{timings['judge_samples_per_s']:.1f} judged/s)")
+        run = PredictorRun(predictor.name, outputs, rows, timings, sent)
+        if run.failures:
+            reasons = Counter(re.sub(r"\d+", "N", reason) for reason in run.failures.values())
+            log(f"{predictor.name}: {len(run.failures)} failed samples (no score, out of every "
+                f"average; listed in predictions.jsonl): "
+                + "; ".join(f"{n} x {reason}" for reason, n in reasons.most_common()))
+        runs.append(run)
     return runs
 
 

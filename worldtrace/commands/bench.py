@@ -94,6 +94,7 @@ def run_run(args: argparse.Namespace) -> int:
     print(f"{len(samples)} samples from {args.bench_dir}", file=sys.stderr)
     context = PredictorContext(data_dir=Path(args.data) if args.data else None,
                                model=args.model, max_new_tokens=args.max_new_tokens,
+                               max_prompt_tokens=args.max_prompt_tokens,
                                temperature=args.temperature, concurrency=args.concurrency,
                                cache_dir=Path(args.out) / "cache")  # a rerun resumes
     runs = run_predictors(samples, args.predictor, context, scoring=args.scoring,
@@ -223,6 +224,10 @@ def register(commands: argparse._SubParsersAction) -> None:
     run.add_argument("--max-new-tokens", type=int, default=OFFICIAL_MAX_TOKENS,
                      help=f"the most tokens of one answer (default {OFFICIAL_MAX_TOKENS}, the "
                           "official setting; capped by what the model's context leaves)")
+    run.add_argument("--max-prompt-tokens", type=int, default=None, metavar="N",
+                     help="local models: fit each prompt to N tokens, oldest turns first (not "
+                          "the official setting, which sends the whole prompt and fails a "
+                          "sample over the model's context)")
     run.add_argument("--temperature", type=float, default=REFERENCE_TEMPERATURE,
                      help=f"model sampling temperature (default {REFERENCE_TEMPERATURE}, the "
                           "official setting; 0: greedy)")
