@@ -16,7 +16,13 @@ from pathlib import Path
 import dagster as dg
 
 from assets.resources import WorldtraceStorage
-from assets.table_metadata import check_result, reads, records_table, table_metadata
+from assets.table_metadata import (
+    check_result,
+    column_schema,
+    reads,
+    records_table,
+    table_metadata,
+)
 from bench import checks
 from bench.build import BuildConfig, build_domain
 from bench.compare import MODEL_PREFIX, compare_models, model_specs
@@ -224,7 +230,9 @@ def bench_scores(context: dg.AssetExecutionContext, storage: WorldtraceStorage
     })
 
 
-@dg.asset(group_name=GROUP, deps=reads(BENCH_SCORES))
+@dg.asset(group_name=GROUP, deps=reads(BENCH_SCORES),
+          kinds={"csv", "markdown"},  # CSV, Markdown and PNG files, no Parquet
+          metadata={"dagster/column_schema": column_schema(LEADERBOARD)})
 def leaderboard(context: dg.AssetExecutionContext, storage: WorldtraceStorage
                 ) -> dg.MaterializeResult:
     """Our predictor runs with the published table's columns (MCP, Search, Terminal, SWE,
@@ -246,6 +254,7 @@ def leaderboard(context: dg.AssetExecutionContext, storage: WorldtraceStorage
                          f"failed {sum(summary.overall.failed.values())}")
     return dg.MaterializeResult(metadata={
         "dagster/row_count": len(rows),
+        "dagster/column_schema": column_schema(LEADERBOARD),
         "leaderboard": dg.MetadataValue.md(to_markdown(rows)),
         "chart": dg.MetadataValue.md(f"![leaderboard](data:image/png;base64,{chart})"),
         "csv": dg.MetadataValue.path(str(paths["csv"])),

@@ -88,7 +88,8 @@ class TokenizerSettings(dg.Config):
     max_chars_per_domain: int = 400_000
 
 
-@dg.asset(group_name=GROUP, deps=reads(*TRAIN_POOL_TEXT))
+@dg.asset(group_name=GROUP, deps=reads(*TRAIN_POOL_TEXT),
+          kinds={"huggingface"})  # a tokenizers folder, not a Parquet table
 def tokenizer(context: dg.AssetExecutionContext, config: TokenizerSettings,
               storage: WorldtraceStorage) -> dg.MaterializeResult:
     """Byte-level BPE trained on the train pool (system prompts, actions, observations), saved

@@ -47,6 +47,8 @@ from training.tables import (
 from training.training_log import PLOT_FILE, TrainingLog
 
 GROUP = "training"
+# A model is a Hugging Face folder (safetensors) trained with PyTorch, not a Parquet table.
+MODEL_KINDS = {"pytorch", "huggingface"}
 StageConfig = TypeVar("StageConfig", CptConfig, SftConfig, GspoConfig)
 
 
@@ -101,7 +103,7 @@ def _result(context: dg.AssetExecutionContext, log: TrainingLog, folder: Path
     return dg.MaterializeResult(metadata=training_metadata(log, folder))
 
 
-@dg.asset(group_name=GROUP, deps=reads(TOKENIZER))
+@dg.asset(group_name=GROUP, deps=reads(TOKENIZER), kinds=MODEL_KINDS)
 def untrained_model(context: dg.AssetExecutionContext, storage: WorldtraceStorage
                     ) -> dg.MaterializeResult:
     """The model cpt_model starts from, untrained: the same architecture and tokenizer,
@@ -116,7 +118,7 @@ def untrained_model(context: dg.AssetExecutionContext, storage: WorldtraceStorag
                                           "seed": config.seed})
 
 
-@dg.asset(group_name=GROUP, deps=reads(TOKENIZER, CPT_CORPUS))
+@dg.asset(group_name=GROUP, deps=reads(TOKENIZER, CPT_CORPUS), kinds=MODEL_KINDS)
 def cpt_model(context: dg.AssetExecutionContext, config: TrainingSettings,
               storage: WorldtraceStorage) -> dg.MaterializeResult:
     """Continued pre-training on the packed cpt_corpus of every domain, the causal LM loss
@@ -126,7 +128,7 @@ def cpt_model(context: dg.AssetExecutionContext, config: TrainingSettings,
     return _result(context, log, CPT_MODEL.dir(storage.data_path))
 
 
-@dg.asset(group_name=GROUP, deps=reads(CPT_MODEL, SFT_SPLIT))
+@dg.asset(group_name=GROUP, deps=reads(CPT_MODEL, SFT_SPLIT), kinds=MODEL_KINDS)
 def sft_model(context: dg.AssetExecutionContext, config: TrainingSettings,
               storage: WorldtraceStorage) -> dg.MaterializeResult:
     """Supervised fine-tuning from cpt_model on sft_split's train rows: the loss is on the
@@ -136,7 +138,7 @@ def sft_model(context: dg.AssetExecutionContext, config: TrainingSettings,
     return _result(context, log, SFT_MODEL.dir(storage.data_path))
 
 
-@dg.asset(group_name=GROUP, deps=reads(SFT_MODEL, RL_SPLIT))
+@dg.asset(group_name=GROUP, deps=reads(SFT_MODEL, RL_SPLIT), kinds=MODEL_KINDS)
 def rl_model(context: dg.AssetExecutionContext, config: TrainingSettings,
              storage: WorldtraceStorage) -> dg.MaterializeResult:
     """GSPO (sequence-level importance ratios, slightly off-policy) from sft_model on rl_split,

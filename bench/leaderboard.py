@@ -20,11 +20,10 @@ from typing import Any
 
 from bench.evaluate import Summary
 from bench.scoring import DOMAIN_COLUMNS, PUBLISHED
+from bench.tables import LEADERBOARD
 from sources.storage import atomic_path
 
-OVERALLS = ("overall_macro", "overall_pooled")
-COLUMNS = ["kind", "predictor", "judge", "scoring", *DOMAIN_COLUMNS.values(), *OVERALLS,
-           "domains", "samples", "failed", "failed_by_domain", "malformed_rate", "echo_rate"]
+COLUMNS = LEADERBOARD.schema.names  # declared, with a description each, in bench/tables.py
 PUBLISHED_JUDGE = "LLM judge (official prompts, official data)"
 
 

@@ -17,6 +17,7 @@ from bench.evaluate import (
     SCORE_SCHEMA,
 )
 from bench.rollout import STEP_SCHEMA
+from bench.scoring import DOMAIN_COLUMNS
 from sources.tables import Table
 
 HISTORY_TYPE = pa.list_(pa.struct([("action", pa.large_string()),
@@ -73,8 +74,34 @@ BENCH_ROLLOUT = Table(
         "malformed": "the free-running output had no complete <predicted_observation> block",
         "prediction": "the free-running predicted observation fed to the next step",
     })
+# The leaderboard's rows (leaderboard.csv and .md): the published table's domains and overall,
+# then ours. bench/leaderboard.py writes exactly these columns, in this order.
+LEADERBOARD_SCHEMA = pa.schema([
+    ("kind", pa.string()), ("predictor", pa.string()), ("judge", pa.string()),
+    ("scoring", pa.string()), *((column, pa.float64()) for column in DOMAIN_COLUMNS.values()),
+    ("overall_macro", pa.float64()), ("overall_pooled", pa.float64()), ("domains", pa.int64()),
+    ("samples", pa.int64()), ("failed", pa.int64()), ("failed_by_domain", pa.string()),
+    ("malformed_rate", pa.float64()), ("echo_rate", pa.float64()),
+])
 LEADERBOARD = Table(
     "leaderboard", "bench",
     "Our predictor runs with the published table's columns beside the published rows: "
     "leaderboard.csv, leaderboard.md, leaderboard.png, models_vs_baselines.md, rollout.png.",
-    partitioned=False, storage="folder")
+    LEADERBOARD_SCHEMA, {
+        "kind": "ours (a predictor run here) or published (a row of the official table)",
+        "predictor": "predictor spec (copy_last, hf_local:<model>, ...) or the published model",
+        "judge": "who judged: our judge, or the official LLM judge for a published row",
+        "scoring": "scoring mode: official (the released evaluation's rules) or strict",
+        **{column: f"mean sample score on {column} (0-100); empty when not scored"
+           for column in DOMAIN_COLUMNS.values()},
+        "overall_macro": "plain mean of the seven domain scores: the published table's Overall",
+        "overall_pooled": "mean over every valid sample: what the released eval.py prints",
+        "domains": "domains scored; an overall over fewer than 7 compares with nothing published",
+        "samples": "bench samples asked (ours)",
+        "failed": "failed samples (they leave every average), in all (ours)",
+        "failed_by_domain": "failed samples per domain, as domain:count (ours)",
+        "malformed_rate": "share of outputs with no complete <predicted_observation> block "
+                          "(a strict diagnostic, never part of the score)",
+        "echo_rate": "share of predictions repeating an earlier observation that the real one "
+                     "does not repeat (a strict diagnostic)",
+    }, partitioned=False, storage="folder")

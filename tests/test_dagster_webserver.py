@@ -70,11 +70,15 @@ assert outcome.success, outcome.error
 
 
 @pytest.fixture(scope="module")
-def server(traces_dir: Path, tmp_path_factory: pytest.TempPathFactory
-           ) -> Iterator[tuple[int, dict[str, dict]]]:
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The server's DAGSTER_HOME; its data directory is home/data."""
+    return tmp_path_factory.mktemp("dagster_home")
+
+
+@pytest.fixture(scope="module")
+def server(traces_dir: Path, home: Path) -> Iterator[tuple[int, dict[str, dict]]]:
     """The webserver on a free port over a small materialized dataset, and its asset nodes by
     name."""
-    home = tmp_path_factory.mktemp("dagster_home")
     (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
     port = free_port()
     webserver = Path(sys.executable).with_name("dagster-webserver")
@@ -221,3 +225,48 @@ def test_runs_launched_by_worldtrace_run_name_their_asset(server) -> None:
     assert dedup["pipelineName"] == "__ASSET_JOB"
     assert dedup["assetSelection"] == [{"path": ["trajectory_dedup"]}]
     assert {"key": "worldtrace/command", "value": "worldtrace run"} in dedup["tags"]
+
+
+NODE_QUERY = """{ assetNodes(assetKeys: [{path: ["%s"]}]) {
+  metadataEntries { label ... on TableSchemaMetadataEntry { schema { columns {
+    name description } } } }
+  assetMaterializations(limit: 1) { partition metadataEntries { label
+    ... on IntMetadataEntry { intValue } } } } }"""
+
+
+def _node(port: int, name: str) -> dict:
+    (node,) = graphql(port, NODE_QUERY % name)["data"]["assetNodes"]
+    return node
+
+
+def test_models_tokenizer_and_leaderboard_are_not_parquet(server) -> None:
+    _, nodes = server
+    for name in ("untrained_model", "cpt_model", "sft_model", "rl_model"):
+        assert set(nodes[name]["kinds"]) == {"pytorch", "huggingface"}, name
+    assert nodes["tokenizer"]["kinds"] == ["huggingface"]
+    assert set(nodes["leaderboard"]["kinds"]) == {"csv", "markdown"}
+
+
+def test_leaderboard_has_a_described_column_schema(server) -> None:
+    from bench.leaderboard import COLUMNS
+
+    port, _ = server
+    (schema,) = [entry["schema"] for entry in _node(port, "leaderboard")["metadataEntries"]
+                 if entry["label"] == "dagster/column_schema"]
+    assert [column["name"] for column in schema["columns"]] == COLUMNS
+    assert all(column["description"] for column in schema["columns"])
+
+
+def test_a_partitioned_assets_page_shows_the_total_over_partitions(server, home: Path
+                                                                    ) -> None:
+    """The UI shows the latest partition's dagster/row_count; rows_all_domains is the table."""
+    import pyarrow.parquet as pq
+
+    port, _ = server
+    (latest,) = _node(port, "raw_turns")["assetMaterializations"]
+    figures = {e["label"]: e.get("intValue") for e in latest["metadataEntries"]}
+    data = home / "data"
+    rows = {domain: pq.read_metadata(data / "raw_turns" / f"domain={domain}" /
+                                     "part-0.parquet").num_rows for domain in ("swe", "web")}
+    assert figures["dagster/row_count"] == rows[latest["partition"]]
+    assert figures["rows_all_domains"] == sum(rows.values()) > rows[latest["partition"]]
