@@ -34,7 +34,7 @@ _THRESHOLDS: dict[str, tuple[str, ...]] = {
     "error": (),
     "unchanged": ("max_novel_shingles", "min_jaccard_prev", "min_jaccard_max_prev",
                   "min_seen_line_share", "min_view_shingles", "min_view_jaccard",
-                  "max_view_novelty"),
+                  "max_view_novelty", "min_screen_jaccard_prev"),
     "echo": ("min_overlap_action", "max_novelty", "min_overlap_action_with_context",
              "min_new_words_in_action", "max_novelty_new_words", "max_own_words",
              "min_arg_chars", "max_ack_words", "min_action_line_share",

@@ -54,17 +54,30 @@ SELECT
              AND f.own_words <= $echo_max_own_words THEN 'echo.canned_template'
         -- a canned page that quotes the action (a bot check naming the URL)
         WHEN f.template_frequency >= b.min_trajectories THEN 'boilerplate.canned_template'
-        -- a state the trajectory has shown before (and that is not a canned screen)
+        -- a state the trajectory has shown before (and that is not a canned screen); a GUI
+        -- screen or web page is the whole state, so it is compared with the previous screen:
+        -- one that differs from it is what the action did, even if it was seen earlier (a
+        -- navigation back to an earlier screen), and a short reply is an answer, not a view
         WHEN f.novel_shingles <= $unchanged_max_novel_shingles
-             AND f.jaccard_max_prev >= $unchanged_min_jaccard_max_prev THEN 'unchanged.revisit'
+             AND f.jaccard_max_prev >= $unchanged_min_jaccard_max_prev
+             AND f.obs_shingles >= $unchanged_min_view_shingles
+             AND (f.observation_format NOT IN ('ui_elements', 'a11y_tree', 'html', 'page_text')
+                  OR f.jaccard_prev >= $unchanged_min_screen_jaccard_prev)
+             THEN 'unchanged.revisit'
         -- ... also once clocks, counters and ids are masked, or line by line: a view
         -- shown before with only the lines the action touched changed
-        WHEN f.repeat_masked = 2 THEN 'unchanged.revisit_masked'
+        WHEN f.repeat_masked = 2
+             AND (f.observation_format NOT IN ('ui_elements', 'a11y_tree', 'html', 'page_text')
+                  OR f.jaccard_prev >= $unchanged_min_screen_jaccard_prev)
+             THEN 'unchanged.revisit_masked'
         WHEN f.seen_line_share >= $unchanged_min_seen_line_share
              AND f.action_line_share < $echo_min_action_line_share
              AND f.obs_shingles >= $unchanged_min_view_shingles
              AND f.novelty <= $unchanged_max_view_novelty
-             AND f.jaccard_max_prev >= $unchanged_min_view_jaccard THEN 'unchanged.seen_view'
+             AND f.jaccard_max_prev >= $unchanged_min_view_jaccard
+             AND (f.observation_format NOT IN ('ui_elements', 'a11y_tree', 'html', 'page_text')
+                  OR f.jaccard_prev >= $unchanged_min_screen_jaccard_prev)
+             THEN 'unchanged.seen_view'
         ELSE 'informative.new_content'
     END AS rule
 FROM features AS f, boilerplate_floor AS b
