@@ -3,12 +3,18 @@
 Plain Python (no Dagster; `assets/bench.py` wires it). Imports sources and quality only.
 
 - sample.py       `BenchSample`: one teacher-forced, one-step prediction task
-- official.py     the official JSONL layout (`<domain>_test.jsonl`): export, import, chat messages
-- parsing.py      `parse_prediction(text) -> ParsedPrediction` as the official evaluation parses
-- scoring.py      `AxisScores`, sample / domain / macro + micro overall, the published rows
+- official.py     the official JSONL layout (`<domain>_test.jsonl`): export, import, the messages
+                  sent (the record's own strings, the released construction)
+- parsing.py      `parse_prediction(text) -> ParsedPrediction`: the released extraction, and
+                  the strict `malformed` diagnostic
+- scoring.py      `AxisScores`, failed samples, domain scores, overall_macro and overall_pooled,
+                  the published rows
+- progress.py     samples done / total, rate and time left per predictor
 - predictors/     `Predictor` protocol; baselines copy_last, empty, retrieval; hf_local,
                   openai_compatible (`build_predictor("name:argument", context)`)
-- judges/         rule verifiers per domain, the reference-grounded rubric judge
+- judges/         rule verifiers per domain, the reference-grounded rubric judge (an offline
+                  approximation), the LLM judge, the official judge prompts loaded from a
+                  checkout (`official_prompts.py`)
 - reward.py       the hybrid reward (rubric + rule, each 5-25; malformed 0) for RL
 - local_model.py  a local causal-LM folder as a chat model (shared by hf_local and serve/)
 - serve/          `worldtrace serve`: an OpenAI-compatible server over a local model folder
