@@ -79,7 +79,8 @@ def write_chart(rows: Sequence[dict[str, Any]], path: Path) -> None:
         for k, row in enumerate(mine):
             values = [row[g] if row[g] is not None else 0.0 for g in groups]
             positions = [g + (k - (len(mine) - 1) / 2) * width for g in range(len(groups))]
-            axes.bar(positions, values, width, label=row["predictor"], alpha=0.9)
+            axes.bar(positions, values, width, label=row["predictor"], alpha=0.9,
+                     color=plt.cm.tab20(k % 20))  # 14 published rows: tab10 repeats colours
         axes.set_xticks(range(len(groups)), groups)
         axes.set_ylim(0, 100)
         axes.set_ylabel("score (0-100)")

@@ -104,6 +104,17 @@ def test_rubric_reference_is_perfect_and_echo_is_capped() -> None:
     assert chatty.realism < 5
 
 
+def test_an_echo_is_a_diagnostic_officially_and_capped_under_strict_scoring() -> None:
+    listing = "total 8\n-rw-r--r-- 1 dev dev 120 Mar 3 a.txt\n-rw-r--r-- 1 dev dev 90 b.txt"
+    sample = _sample("terminal", [("ls -l", listing)], "ls -l",
+                     listing.replace("120", "121") + "\n-rw-r--r-- 1 dev dev 4 c.txt")
+    official = judge(sample, format_prediction(listing))
+    strict = judge(sample, format_prediction(listing), strict=True)
+    assert official.evidence["echo"] and strict.evidence["echo"]
+    assert official.factuality > 2 and strict.factuality <= 2 and strict.realism <= 3
+    assert strict.score < official.score
+
+
 def test_rubric_text_domain_axes() -> None:
     sample = _sample("terminal", [("ls", "a.txt\nb.txt")], "wc -l a.txt", "3 a.txt")
     assert judge(sample, format_prediction("3 a.txt")).score == 100.0
