@@ -8,10 +8,7 @@ same version again is checked to be byte-identical to the one on disk, else refu
 
 import base64
 import json
-import os
 import re
-import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,7 +18,7 @@ from assets.asset_info import asset_info
 from assets.resources import WorldtraceStorage
 from assets.table_metadata import reads, records_table
 from bench.tables import LEADERBOARD
-from release import ReleaseError
+from release import default_releases_dir
 from release.build import ReleaseConfig, build_release
 from release.manifest import MANIFEST, RELEASE_CODE, verify_release
 from release.published import PUBLISHED
@@ -45,8 +42,8 @@ class ReleaseSettings(dg.Config):
 
 
 def releases_root(settings: ReleaseSettings, storage: WorldtraceStorage) -> Path:
-    return Path(settings.releases_dir or os.environ.get("WORLDTRACE_RELEASES")
-                or storage.data_path.parent / "releases")
+    return Path(settings.releases_dir) if settings.releases_dir else default_releases_dir(
+        storage.data_path)
 
 
 @dg.asset(group_name="release", deps=reads(*PUBLISHED_TABLES),
@@ -62,16 +59,14 @@ def dataset_release(context: dg.AssetExecutionContext, config: ReleaseSettings,
     """A versioned, reproducible dataset release of every published table, scrubbed: Parquet
     shards (one per table and domain), a datasets.DatasetDict, a dataset card (README.md with
     Hugging Face front matter and the statistics) and a manifest of SHA-256 hashes, under
-    `releases/<name>-<version>/`."""
+    `releases/<name>-<version>/`. An existing release is kept when a rebuild is byte-identical
+    and refused when it differs (release.build.build_release: the same rule as the CLI's)."""
     release = ReleaseConfig(name=config.name, version=config.version,
                             licenses=dict(config.licenses))
     root = releases_root(config, storage)
     target = root / release.folder_name
-    if target.exists():
-        _same_as_existing(storage.data_path, target, release)
-        context.log.info(f"{target} exists and a rebuild is byte-identical: kept as it is")
-    else:
-        stats = build_release(storage.data_path, root, release, log=context.log.info)
+    stats = build_release(storage.data_path, root, release, log=context.log.info)
+    if not stats.kept:
         context.log.info(f"{target}: {stats.files} files, {stats.bytes / 1e6:.1f} MB")
     problems = verify_release(target)
     content = json.loads((target / MANIFEST).read_text(encoding="utf-8"))
@@ -82,6 +77,7 @@ def dataset_release(context: dg.AssetExecutionContext, config: ReleaseSettings,
             for config_name, splits in content["rows"].items()]
     yield dg.MaterializeResult(metadata={
         "path": dg.MetadataValue.path(str(target)),
+        "kept_existing": stats.kept,
         "files": len(files),
         "megabytes": round(sum(f["bytes"] for f in files.values()) / 1e6, 2),
         "rows": dg.MetadataValue.md(records_table(rows)),
@@ -95,19 +91,6 @@ def dataset_release(context: dg.AssetExecutionContext, config: ReleaseSettings,
         check_name="release_verifies", passed=not problems,
         description="every file matches the manifest",
         metadata={"differences": "; ".join(problems) or "none", "files": len(files)})
-
-
-def _same_as_existing(data_dir: Path, target: Path, release: ReleaseConfig) -> None:
-    """Rebuild into a scratch folder; the existing release must equal it, file for file."""
-    scratch = Path(tempfile.mkdtemp(prefix="worldtrace-release-"))
-    try:
-        rebuilt = build_release(data_dir, scratch, release)
-        new = (rebuilt.path / MANIFEST).read_bytes()
-        if new != (target / MANIFEST).read_bytes() or verify_release(target):
-            raise ReleaseError(f"{target} exists and differs from what the current tables "
-                               "give: a release is never overwritten; set a new version")
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def card_for_the_ui(target: Path) -> str:

@@ -11,7 +11,6 @@ whole real history before its target, untruncated, as the official benchmark doe
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
@@ -26,10 +25,11 @@ from bench.allocation import allocate
 from bench.prompts import PROMPT_VERSION, system_prompt
 from bench.sample import GUI_DOMAINS, BenchSample
 from bench.scoring import OFFICIAL_COUNTS
+from quality.labels import JUDGEABLE
 from quality.tables import SCRUBBED_TRAJECTORIES, SCRUBBED_TURNS, TRAJECTORY_SPLIT, TURN_LABELS
+from sources.ids import seeded_digest
 from sources.storage import load_sql, parquet_view
 
-JUDGEABLE = ("informative", "error")
 INITIAL_STATE_KEYS = ("initial_state", "initial_observation")  # reader metadata, GUI domains
 
 
@@ -112,8 +112,7 @@ def select_targets(con: duckdb.DuckDBPyConnection, n: int, config: BuildConfig,
 
 def sample_id(domain: str, trajectory_id: str, turn_index: int) -> str:
     """A stable id: the domain and a hash of the target turn."""
-    digest = hashlib.sha256(f"{trajectory_id}:{turn_index}".encode()).hexdigest()[:16]
-    return f"{domain}-{digest}"
+    return f"{domain}-{seeded_digest(trajectory_id, turn_index).hex()[:16]}"
 
 
 def initial_state(domain: str, metadata: str | None) -> str:

@@ -17,6 +17,7 @@ import torch
 from transformers import AutoModelForCausalLM, PreTrainedTokenizerFast, StoppingCriteria
 from transformers.generation.streamers import BaseStreamer
 
+from bench.official import REFERENCE_TEMPERATURE
 from bench.stop_strings import cut_at_stop, safe_prefix_length
 
 # finish_reason of a stream whose consumer cancelled it (never sent: nobody is listening).
@@ -33,7 +34,7 @@ class SamplingSettings:
     """What one request asks of generation (OpenAI names; temperature 0 means greedy)."""
 
     max_new_tokens: int = 256
-    temperature: float = 0.6
+    temperature: float = REFERENCE_TEMPERATURE
     top_p: float = 1.0
     n: int = 1
     stop: tuple[str, ...] = ()

@@ -24,6 +24,9 @@ from quality.rules import RULE_IDS, Ambiguity, features_json_sql, moved_threshol
 from sources.markdown import markdown_cell
 from sources.storage import load_sql, parquet_view, query_arrow, write_parquet
 
+# The turns a world model can be judged on: the bench's targets and SFT / RL's (the others
+# restate the action or say nothing new; turn-categories.md).
+JUDGEABLE: tuple[str, ...] = ("informative", "error")
 CATEGORIES: tuple[str, ...] = ("empty", "error", "unchanged", "echo", "boilerplate",
                                "informative")
 DEFAULT_POLICY = Path(__file__).with_name("policy.toml")

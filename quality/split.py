@@ -25,6 +25,7 @@ import pyarrow as pa
 
 from quality.decontaminate import DecontaminationConfig, find_contaminated
 from quality.tables import DEDUP_SIGNATURES, TRAJECTORY_DEDUP, TRAJECTORY_SPLIT
+from sources.ids import seeded_fraction
 from sources.storage import (
     CheckOutcome,
     load_sql,
@@ -89,8 +90,7 @@ def group_key(task: str | None, metadata: str | None, trajectory_id: str) -> str
 def stable_fraction(key: str, seed: int) -> float:
     """A stable number in [0, 1) for a key (a group key here, a trajectory id for sft_split's
     validation share): the first 8 bytes of sha256 of "{seed}:{key}", scaled."""
-    digest = hashlib.sha256(f"{seed}:{key}".encode()).digest()
-    return int.from_bytes(digest[:8], "big") / 2**64
+    return seeded_fraction(seed, key)
 
 
 def kept_trajectories(data_dir: Path, domains: Sequence[str]) -> pa.Table:

@@ -9,6 +9,17 @@ secret, written to a temporary folder and moved into place; an existing release 
 overwritten. Two builds from the same inputs are byte-identical, manifest included.
 """
 
+import os
+from pathlib import Path
+
+RELEASES_ENV = "WORLDTRACE_RELEASES"
+
+
+def default_releases_dir(data_dir: Path | str) -> Path:
+    """Where releases go unless told: $WORLDTRACE_RELEASES, else `releases/` beside the data
+    directory (the asset, `worldtrace release` and `worldtrace run` all use this)."""
+    return Path(os.environ.get(RELEASES_ENV) or Path(data_dir).resolve().parent / "releases")
+
 
 class ReleaseError(Exception):
     """A release that must not be written: it exists, or a secret is still in it."""

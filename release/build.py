@@ -12,8 +12,9 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import tempfile
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import datasets
@@ -28,9 +29,11 @@ from quality.secrets import find_sensitive, gated_kinds
 from release import ReleaseError
 from release.card import card, category_plot, licenses_for, shard_path
 from release.manifest import (
+    MANIFEST,
     package_versions,
     release_code_version,
     sha256_file,
+    verify_release,
     write_manifest,
 )
 from release.published import (
@@ -68,20 +71,45 @@ class ReleaseStats:
     rescrubbed: dict[str, int]
     files: int
     bytes: int
+    kept: bool = False  # the release existed and a rebuild gave the same bytes
 
 
 def build_release(data_dir: Path, out_root: Path, config: ReleaseConfig,
                   log: Callable[[str], None] = lambda line: None) -> ReleaseStats:
-    """Write releases/<name>-<version>/ from the tables under data_dir; refuse to overwrite."""
+    """Write releases/<name>-<version>/ from the tables under data_dir. A release is never
+    overwritten: when the folder exists, the release is rebuilt in a scratch folder and the
+    existing one is kept if it is byte-identical (the same inputs, settings and code: asking
+    twice is not an error), else refused (the asset, `worldtrace release` and the library
+    behave alike)."""
     for part in (config.name, config.version):
         if not VERSION_PATTERN.fullmatch(part):
             raise ReleaseError(f"{part!r}: a release name or version is letters, digits and "
                                ". + _ - (no spaces or slashes)")
     target = Path(out_root) / config.folder_name
     if target.exists():
-        raise ReleaseError(f"{target} exists: a release is never overwritten; choose a new "
-                           "version (--version) or remove the folder yourself")
-    data_dir = Path(data_dir)
+        return _confirm_existing(data_dir, target, config, log)
+    return _build(Path(data_dir), target, config, log)
+
+
+def _confirm_existing(data_dir: Path, target: Path, config: ReleaseConfig,
+                      log: Callable[[str], None]) -> ReleaseStats:
+    """The existing release, if a rebuild equals it file for file; else ReleaseError."""
+    scratch = Path(tempfile.mkdtemp(prefix="worldtrace-release-"))
+    try:
+        rebuilt = _build(Path(data_dir), scratch / config.folder_name, config, lambda line: None)
+        same = ((rebuilt.path / MANIFEST).read_bytes() == (target / MANIFEST).read_bytes()
+                and not verify_release(target))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    if not same:
+        raise ReleaseError(f"{target} exists and differs from what the current tables give: a "
+                           "release is never overwritten; choose a new version (--version)")
+    log(f"{target} exists and a rebuild is byte-identical: kept as it is")
+    return replace(rebuilt, path=target, kept=True)
+
+
+def _build(data_dir: Path, target: Path, config: ReleaseConfig,
+           log: Callable[[str], None]) -> ReleaseStats:
     with atomic_path(target) as tmp:
         tmp.mkdir(parents=True)
         stats = ExportStats()

@@ -22,6 +22,17 @@ def stable_hash(*parts: str) -> str:
     return digest.hexdigest()[:ID_HEX_CHARS]
 
 
+def seeded_digest(*parts: object) -> bytes:
+    """SHA-256 of the parts joined by ':' (a seed, a key, an index): every seeded draw's one
+    hash -- the split's pool, SFT's validation share, prompt variants, target turns, sample ids."""
+    return hashlib.sha256(":".join(map(str, parts)).encode()).digest()
+
+
+def seeded_fraction(*parts: object) -> float:
+    """A stable number in [0, 1): the first 8 bytes of seeded_digest(*parts), scaled."""
+    return int.from_bytes(seeded_digest(*parts)[:8], "big") / 2**64
+
+
 def trajectory_content_hash(trajectory: Trajectory) -> str:
     """Hash of what the trajectory says (task and turns), not of where it was found."""
     turn_parts = [

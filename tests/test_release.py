@@ -121,11 +121,20 @@ def test_verify_names_a_changed_file(release: Path, tmp_path: Path) -> None:
     assert worldtrace(["release", "verify", str(release)]) == 0
 
 
-def test_a_release_is_never_overwritten(data_dir: Path, release: Path) -> None:
+def test_a_release_is_never_overwritten(data_dir: Path, release: Path, tmp_path: Path) -> None:
+    """Asking again with the same tables keeps it (library and CLI alike); with changed
+    tables it is refused and stays as it was."""
     before = (release / "manifest.json").read_bytes()
-    with pytest.raises(ReleaseError, match="never overwritten"):
-        build_release(data_dir, release.parent, ReleaseConfig(version="0.1.0"))
+    again = build_release(data_dir, release.parent, ReleaseConfig(version="0.1.0"))
+    assert again.kept and again.path == release
     assert worldtrace(["release", "--version", "0.1.0", "--data", str(data_dir),
+                       "--out", str(release.parent)]) == 0
+    changed = tmp_path / "changed"
+    shutil.copytree(data_dir, changed)
+    shutil.rmtree(changed / "trajectory_split")  # the split config is no longer published
+    with pytest.raises(ReleaseError, match="differs .*never overwritten"):
+        build_release(changed, release.parent, ReleaseConfig(version="0.1.0"))
+    assert worldtrace(["release", "--version", "0.1.0", "--data", str(changed),
                        "--out", str(release.parent)]) == 2
     assert (release / "manifest.json").read_bytes() == before
 

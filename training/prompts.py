@@ -15,13 +15,13 @@ reads only the end of a long history.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from typing import Any
 
 from datasets import Dataset
 from transformers import PreTrainedTokenizerFast
 
+from sources.ids import seeded_digest
 from training.render import Episode, Step, messages
 
 TOKENS_PER_MESSAGE = 2  # <|role|> ... <|end|>
@@ -35,8 +35,7 @@ def pick_turns(episode: Episode, k: int | None, seed: int) -> list[Step]:
         return judgeable
 
     def draw(step: Step) -> str:
-        return hashlib.sha256(f"{seed}:{episode.trajectory_id}:{step.turn_index}".encode()
-                              ).hexdigest()
+        return seeded_digest(seed, episode.trajectory_id, step.turn_index).hex()
 
     return sorted(sorted(judgeable, key=draw)[:k], key=lambda s: s.turn_index)
 

@@ -30,13 +30,13 @@ from bench.build import initial_state
 from bench.official import render_prompt, render_response
 from bench.predictors.messages import conversation
 from bench.sample import GUI_DOMAINS, BenchSample
+from quality.labels import JUDGEABLE
 from quality.tables import SCRUBBED_TRAJECTORIES, SCRUBBED_TURNS, TRAJECTORY_SPLIT, TURN_LABELS
 from sources.storage import load_sql
 from training.prompt_variants import system_prompt, variant_for
 
 END = "<|end|>"
 EOS = "<eos>"
-JUDGEABLE = ("informative", "error")  # turns a world model can be judged on (turn-categories.md)
 
 
 @dataclass(frozen=True)

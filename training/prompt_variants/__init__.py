@@ -13,6 +13,8 @@ import hashlib
 from functools import cache
 from pathlib import Path
 
+from sources.ids import seeded_digest
+
 N_VARIANTS = 10
 _HERE = Path(__file__).resolve().parent
 
@@ -59,8 +61,7 @@ def prompts_version() -> str:
 
 def variant_for(key: str, seed: int = 0) -> int:
     """The variant (0..9) of a sample, from a stable hash of its key."""
-    digest = hashlib.sha256(f"prompt:{seed}:{key}".encode()).digest()
-    return int.from_bytes(digest[:8], "big") % N_VARIANTS
+    return int.from_bytes(seeded_digest("prompt", seed, key)[:8], "big") % N_VARIANTS
 
 
 def format_phrase(domain: str, formats: list[str]) -> str:

@@ -15,7 +15,7 @@ import os
 import sys
 from pathlib import Path
 
-from release import ReleaseError
+from release import ReleaseError, default_releases_dir
 
 # An existing release, a bad version string, a secret still found: the user's to fix.
 USER_ERRORS: tuple[type[Exception], ...] = (ReleaseError,)
@@ -30,11 +30,13 @@ def run_build(args: argparse.Namespace) -> int:
         return 2
     licenses = dict(item.split("=", 1) for item in args.license)
     config = ReleaseConfig(name=args.name, version=args.version, licenses=licenses)
-    stats = build_release(Path(args.data), Path(args.out), config, log=print)
+    out = Path(args.out) if args.out else default_releases_dir(args.data)
+    stats = build_release(Path(args.data), out, config, log=print)
     for table, splits in stats.rows.items():
         print(f"{table:<16} {sum(splits.values()):>9,} rows  "
               + " ".join(f"{d} {n:,}" for d, n in splits.items()))
-    print(f"wrote {stats.path}: {stats.files} files, {stats.bytes / 1e6:.1f} MB; "
+    done = "kept (a rebuild is byte-identical)" if stats.kept else "wrote"
+    print(f"{done} {stats.path}: {stats.files} files, {stats.bytes / 1e6:.1f} MB; "
           f"check it with: worldtrace release verify {stats.path}")
     return 0
 
@@ -62,8 +64,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     release.add_argument("--name", default="worldtrace")
     release.add_argument("--data", default=os.environ.get("WORLDTRACE_DATA", "data"),
                          help="data directory (default $WORLDTRACE_DATA or ./data)")
-    release.add_argument("--out", default=os.environ.get("WORLDTRACE_RELEASES", "releases"),
-                         help="folder of releases (default $WORLDTRACE_RELEASES or ./releases)")
+    release.add_argument("--out", default=None,
+                         help="folder of releases (default $WORLDTRACE_RELEASES, else releases/ "
+                              "beside the data directory)")
     release.add_argument("--license", action="append", default=[], type=_license,
                          help="SOURCE=LICENSE for the card (repeatable)")
     release.set_defaults(run=run_build)

@@ -18,6 +18,7 @@ import sys
 import time
 from pathlib import Path
 
+from release import default_releases_dir
 from sources.schema import DOMAINS
 
 
@@ -39,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
                       "bench_predictions": {"max_new_tokens": args.max_new_tokens}}
     outcomes = run_pipeline(domains, args.workers, op_config, log_path)
     data_dir = Path(os.environ.get("WORLDTRACE_DATA", "data")).resolve()
-    releases_dir = Path(os.environ.get("WORLDTRACE_RELEASES") or data_dir.parent / "releases")
+    releases_dir = default_releases_dir(data_dir)
     release = releases_dir / f"worldtrace-{args.release_version}"
     print(summary(data_dir, [release] if release.exists() else [],
                   sum(o.checks_passed for o in outcomes),
