@@ -1,4 +1,4 @@
-"""pyproject installs exactly the six top-level packages, and the console script is the CLI's."""
+"""pyproject installs exactly the eight top-level packages, and the console script is the CLI's."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from pathlib import Path
 from setuptools.discovery import PEP420PackageFinder
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = {"sources", "quality", "bench", "training", "assets", "worldtrace"}
+PACKAGES = {"sources", "quality", "grading", "bench", "training", "release", "assets",
+            "worldtrace"}
 
 
 def test_the_package_list_is_exact() -> None:

@@ -15,8 +15,8 @@ from bench.rollout import (
     read_trajectory_turns,
 )
 from bench.sample import BenchSample
+from quality.tables import SCRUBBED_TURNS
 from sources.storage import write_parquet
-from sources.tables import RAW_TURNS
 
 LISTING = "drwxr-xr-x 2 user user 4096 src\n-rw-r--r-- 1 user user 120 README.md"
 # A session whose first answer differs from every later one: copying the last *real*
@@ -66,16 +66,16 @@ def test_chains_stop_where_their_trajectory_ends():
     assert depths == {"traj-1@5": [1, 2], "traj-1@2": [1, 2, 3, 4]}
 
 
-def test_trajectory_turns_are_read_in_order_from_raw_turns(tmp_path):
+def test_trajectory_turns_are_read_in_order_from_scrubbed_turns(tmp_path):
     rows = [("b", 1, "x1", "y1"), ("a", 1, "a1", "o1"), ("a", 0, "a0", "o0"), ("c", 0, "z", "z")]
     table = pa.table({name: [r[i] for r in rows] for i, name in
                       enumerate(["trajectory_id", "turn_index", "action", "observation"])})
-    path = RAW_TURNS.path(tmp_path, "terminal")
+    path = SCRUBBED_TURNS.path(tmp_path, "terminal")
     path.parent.mkdir(parents=True)
     write_parquet(table, path)
     assert read_trajectory_turns(tmp_path, "terminal", ["a", "b"]) == {
         "a": [("a0", "o0"), ("a1", "o1")], "b": [("x1", "y1")]}
-    with pytest.raises(FileNotFoundError, match="raw_turns of web"):
+    with pytest.raises(FileNotFoundError, match="scrubbed_turns of web"):
         read_trajectory_turns(tmp_path, "web", ["a"])
 
 
