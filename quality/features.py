@@ -167,6 +167,7 @@ def _connect(config: FeatureConfig) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect()
     con.execute(f"SET threads = {int(config.duckdb_threads)}")
     con.execute(f"SET memory_limit = {sql_literal(config.duckdb_memory_limit)}")
+    con.execute("SET enable_progress_bar = false")  # a bar per batch query floods the logs
     return con
 
 
