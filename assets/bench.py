@@ -204,9 +204,11 @@ def bench_predictions(context: dg.AssetExecutionContext, config: PredictorSettin
 @dg.asset(group_name=GROUP, deps=reads(AGENTWORLDBENCH, BENCH_PREDICTIONS))
 def bench_scores(context: dg.AssetExecutionContext, storage: WorldtraceStorage
                  ) -> dg.MaterializeResult:
-    """Every prediction judged by the offline reference-grounded rubric (five axes 1..5, GUI
-    caps) and the domain's rule verifier, with the official 0..100 sample score, the malformed
-    flag and the echo flag (a prediction that repeats the history while the real one did not)."""
+    """Every prediction judged by the offline reference-grounded rubric (an approximation of
+    the LLM judge: five axes 1..5, the GUI caps the official prompts ask for) and the domain's
+    rule verifier, under official scoring: the 0..100 sample score, empty generations failed
+    (no score, with the reason), and the strict diagnostics as columns only: the malformed flag
+    and the echo flag (a prediction that repeats the history while the real one did not)."""
     samples = {s.id: s for s in read_samples(storage.data_path)}
     predictions = read_rows(storage.data_path, BENCH_PREDICTIONS)
     started = time.perf_counter()
