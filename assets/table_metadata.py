@@ -10,7 +10,7 @@ import dagster as dg
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from sources.markdown import markdown_cell
+from sources.markdown import markdown_cell, markdown_table
 from sources.storage import CheckOutcome
 from sources.tables import Table
 
@@ -61,10 +61,7 @@ def records_table(rows: list[dict[str, Any]]) -> str:
     """A list of dicts as a Markdown table (for per-source counts and the like)."""
     if not rows:
         return "_none_"
-    names = list(rows[0].keys())
-    lines = ["| " + " | ".join(names) + " |", "|" + "---|" * len(names)]
-    lines += ["| " + " | ".join(_cell(row[name]) for name in names) + " |" for row in rows]
-    return "\n".join(lines)
+    return markdown_table(rows, cell=_cell)
 
 
 def table_metadata(table: Table, data_dir: Path, domain: str | None = None,

@@ -21,6 +21,7 @@ from typing import Any
 from bench.evaluate import Summary
 from bench.scoring import DOMAIN_COLUMNS, PUBLISHED
 from bench.tables import LEADERBOARD
+from sources.markdown import markdown_table
 from sources.storage import atomic_path
 
 COLUMNS = LEADERBOARD.schema.names  # declared, with a description each, in bench/tables.py
@@ -51,9 +52,7 @@ def _cell(value: Any) -> str:
 
 def to_markdown(rows: Sequence[dict[str, Any]], columns: Sequence[str] = COLUMNS) -> str:
     """A Markdown table of the rows (the leaderboard's columns unless others are named)."""
-    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    lines += ["| " + " | ".join(_cell(row[c]) for c in columns) + " |" for row in rows]
-    return "\n".join(lines)
+    return markdown_table(rows, columns, _cell)
 
 
 def write_csv(rows: Sequence[dict[str, Any]], path: Path) -> None:

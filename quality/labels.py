@@ -21,7 +21,7 @@ from typing import Any
 import duckdb
 
 from quality.rules import RULE_IDS, Ambiguity, features_json_sql, moved_thresholds, parse_ambiguity
-from sources.markdown import markdown_cell
+from sources.markdown import markdown_cell, markdown_table
 from sources.storage import load_sql, parquet_view, query_arrow, write_parquet
 
 # The turns a world model can be judged on: the bench's targets and SFT / RL's (the others
@@ -192,12 +192,12 @@ def examples_markdown(labels_path: Path, turns_path: Path, per_category: int = 2
         }).fetchall()
     finally:
         con.close()
-    lines = ["| category | turn | action | observation |", "|---|---|---|---|"]
-    for category, traj, turn, action, observation in rows:
-        lines.append(f"| {category} | {markdown_cell(f'{traj}#{turn}')} | "
-                     f"{markdown_cell(action or '', max_chars)} | "
-                     f"{markdown_cell(observation or '', max_chars)} |")
-    return "\n".join(lines)
+    return markdown_table(
+        [{"category": category, "turn": markdown_cell(f"{traj}#{turn}"),
+          "action": markdown_cell(action or "", max_chars),
+          "observation": markdown_cell(observation or "", max_chars)}
+         for category, traj, turn, action, observation in rows],
+        columns=("category", "turn", "action", "observation"))
 
 
 def category_shares(parquet_glob: str, categories: Sequence[str] = CATEGORIES, digits: int = 3

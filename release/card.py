@@ -15,6 +15,7 @@ import duckdb
 from quality.labels import CATEGORIES
 from quality.labels import category_shares as labelled_category_shares
 from release.published import PUBLISHED
+from sources.markdown import markdown_table as table_lines
 from sources.plots import png_bytes, stacked_shares
 from sources.storage import load_sql
 
@@ -49,11 +50,7 @@ def front_matter(name: str, version: str, rows: dict[str, dict[str, int]],
 def markdown_table(rows: Sequence[dict[str, Any]]) -> str:
     if not rows:
         return "_not built when this release was made_\n"
-    names = list(rows[0])
-    lines = ["| " + " | ".join(names) + " |", "|" + "---|" * len(names)]
-    for row in rows:
-        lines.append("| " + " | ".join(_format(row[n]) for n in names) + " |")
-    return "\n".join(lines) + "\n"
+    return table_lines(rows, cell=_format) + "\n"
 
 
 def _format(value: Any) -> str:

@@ -31,6 +31,7 @@ from bench.official import REFERENCE_TEMPERATURE, read_official
 from bench.predictors.base import PredictorContext, build_predictor
 from bench.sample import BenchSample, first_per_domain
 from bench.store import official_dir
+from sources.markdown import markdown_table
 from sources.schema import DOMAINS
 from sources.storage import atomic_path, write_parquet
 from training.cpt import CptConfig
@@ -156,11 +157,7 @@ def run_ablation(data_dir: Path, samples: Sequence[BenchSample],
 
 def markdown(rows: Sequence[dict[str, Any]]) -> str:
     """The ablation table as Markdown (empty cell: no sample of that domain)."""
-    names = list(rows[0])
-    lines = ["| " + " | ".join(names) + " |", "|" + "---|" * len(names)]
-    lines += ["| " + " | ".join("" if row[n] is None else str(row[n]) for n in names) + " |"
-              for row in rows]
-    return "\n".join(lines)
+    return markdown_table(rows, cell=lambda value: "" if value is None else str(value))
 
 
 def write_table(rows: Sequence[dict[str, Any]], out_dir: Path) -> Path:
