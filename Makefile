@@ -37,8 +37,10 @@ test: setup
 	$(BIN)/ruff check .
 	$(BIN)/pytest -q
 
+# `dg dev` (Dagster 1.13's local UI: webserver and daemon; `dagster dev` is superseded); the
+# code location is pyproject's [tool.dg.project], assets.definitions.
 ui: setup
-	$(BIN)/dagster dev
+	$(BIN)/dg dev
 
 lint: setup
 	$(BIN)/ruff check .

@@ -1,12 +1,14 @@
-"""The real Dagster webserver on 127.0.0.1 serves the code location: every asset with its
-description, owners, kinds and code version, the full lineage from raw_turns to
-dataset_release and leaderboard, the checks (described, blocking where they guard what is
-published, per domain), and the jobs."""
+"""The real Dagster webserver on 127.0.0.1, started as `make ui` starts it (`dg dev`), over a
+small materialized dataset, serves the code location: every asset with its description,
+owners, kinds and code version, the full lineage from raw_turns to dataset_release and
+leaderboard, the checks (described, blocking where they guard what is published, per domain),
+the jobs, and the runs `worldtrace run` launched; what it says is what is true (GraphQL)."""
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -81,17 +83,21 @@ def server(traces_dir: Path, home: Path) -> Iterator[tuple[int, dict[str, dict]]
     name."""
     (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
     port = free_port()
-    webserver = Path(sys.executable).with_name("dagster-webserver")
     env = {**os.environ, "DAGSTER_HOME": str(home), "WORLDTRACE_DATA": str(home / "data"),
            "WORLDTRACE_CATALOG": str(REPO_ROOT / "sources.example.toml"),
            "WORLDTRACE_TRACES": str(traces_dir)}
     seeded = subprocess.run([sys.executable, "-c", SEED_RUNS], cwd=REPO_ROOT, env=env,
                             capture_output=True, text=True, timeout=600)
     assert seeded.returncode == 0, seeded.stderr[-3000:]
-    process = subprocess.Popen(
-        [str(webserver), "-h", "127.0.0.1", "-p", str(port)],
-        cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )
+    # what `make ui` runs: `dg dev` (webserver and daemon) in this environment, in its own
+    # process group so that the code servers it starts end with it
+    log = home / "dg-dev.log"
+    with log.open("w") as output:
+        process = subprocess.Popen(
+            [str(Path(sys.executable).with_name("dg")), "dev", "--use-active-venv",
+             "-h", "127.0.0.1", "-p", str(port)],
+            cwd=REPO_ROOT, env={**env, "VIRTUAL_ENV": str(Path(sys.executable).parent.parent)},
+            stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         deadline = time.monotonic() + STARTUP_SECONDS
         nodes = None
@@ -102,12 +108,24 @@ def server(traces_dir: Path, home: Path) -> Iterator[tuple[int, dict[str, dict]]
                     break
             except (OSError, KeyError, TypeError):
                 time.sleep(1)
-        exited = process.poll() is not None
-        assert nodes, f"no assets served: {process.stderr.read().decode() if exited else 'timeout'}"
+        assert nodes, f"no assets served: {log.read_text()[-3000:]}"
         yield port, {"/".join(node["assetKey"]["path"]): node for node in nodes}
     finally:
-        process.terminate()
-        process.wait(timeout=30)
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=30)
+
+
+def test_make_ui_serves_without_a_superseded_warning(server, home: Path) -> None:
+    """`dg dev` as Dagster 1.13 recommends: the UI starts and nothing says it is superseded."""
+    log = (home / "dg-dev.log").read_text()
+    assert "Serving dagster-webserver" in log
+    assert "superseded" not in log.lower()
+    makefile = (REPO_ROOT / "Makefile").read_text()
+    assert "\t$(BIN)/dg dev\n" in makefile and "dagster dev\n" not in makefile
 
 
 def test_every_asset_is_served_with_description_owner_kinds_and_code_version(server) -> None:
