@@ -42,7 +42,8 @@ _THRESHOLDS: dict[str, tuple[str, ...]] = {
              "min_new_words_in_action", "max_novelty_new_words", "max_own_words",
              "min_arg_chars", "max_ack_words", "min_action_line_share",
              "max_novel_shingles_new_words", "min_fields_mirrored", "min_mirrored_share"),
-    "boilerplate": ("min_trajectories", "min_trajectory_share", "max_ack_words"),
+    "boilerplate": ("min_trajectories", "min_trajectory_share", "max_ack_words",
+                    "max_ack_lines"),
     "informative": (),
 }
 

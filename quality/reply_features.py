@@ -99,6 +99,10 @@ REPLY_COLUMN_DOCS: dict[str, str] = {
                        "observation (echo evidence)",
     "ack_words": "words of a short observation once argument values, the exit-status sentence "
                  "and numbers are taken out (NULL: not a short reply)",
+    "ack_lines": "lines of text (a letter or digit, no JSON / YAML key) left in a short "
+                 "observation once argument values and the exit-status statement are taken "
+                 "out (NULL: not a short reply): an acknowledgement is one sentence, a "
+                 "program's report has several lines",
     "ack_phrase": "what is left is a generic acknowledgement ('created', 'successfully', "
                   "'done', ...) or nothing",
     "confirm_prompt": "the observation asks the agent to confirm ('Are you sure ...')",
@@ -132,9 +136,10 @@ def action_values(action: str, parsed: Any = None) -> list[str]:
     return sorted(kept, key=lambda v: (-len(v), v))
 
 
-def reply_row(values: list[str], observation: str) -> tuple[int, int | None, bool, bool, int]:
-    """(arg_chars_found, ack_words, ack_phrase, confirm_prompt, foreign_ids) of one turn whose
-    action has the argument `values` (action_values)."""
+def reply_row(values: list[str], observation: str
+              ) -> tuple[int, int | None, int | None, bool, bool, int]:
+    """(arg_chars_found, ack_words, ack_lines, ack_phrase, confirm_prompt, foreign_ids) of one
+    turn whose action has the argument `values` (action_values)."""
     head = observation[:SHORT_REPLY_CHARS * 4]
     rest, found = head, 0
     for value in values:
@@ -145,11 +150,15 @@ def reply_row(values: list[str], observation: str) -> tuple[int, int | None, boo
     # (cheap substring tests first: regexes are the cost of this function)
     confirm = any(hint in tail for hint in _CONFIRM_HINTS) and bool(CONFIRM_PROMPT.search(tail))
     if len(observation) > SHORT_REPLY_CHARS and not confirm:
-        return found, None, False, False, 0
+        return found, None, None, False, False, 0
     if "with" in rest.lower() or "<returncode>" in rest:
         rest = EXIT_STATUS.sub(" ", rest)
     # The keys of a JSON or YAML reply ("status":, data_id:) are the tool's schema, the same in
     # every reply: they are neither words of its message nor identifiers it names.
+    # Lines of text besides the fields of a JSON / YAML reply: a sentence is one, a program's
+    # report or a test run has several ("Test 1: [0, 1]", "Tests completed successfully!").
+    lines = sum(1 for line in rest.splitlines()
+                if _ALNUM.search(line) and not _REPLY_KEY.search(line))
     if ":" in rest:
         rest = _REPLY_KEY.sub(" ", rest)
     plain = _NUMBERISH.sub(" ", rest)
@@ -158,7 +167,7 @@ def reply_row(values: list[str], observation: str) -> tuple[int, int | None, boo
     # generic; a bare number left ("33") is the command's output, not an acknowledgement.
     ack = not _ALNUM.search(rest) or any(word.lower() in ACK_WORDS for word in words)
     foreign = len(_IDENTIFIER.findall(plain)) if ack else 0
-    return found, len(words), ack, confirm, foreign
+    return found, len(words), lines, ack, confirm, foreign
 
 
 def masked_texts(observations: list[str]) -> tuple[list[str], list[str]]:
@@ -277,8 +286,8 @@ def reply_columns(batch: pa.Table, turn: np.ndarray) -> dict[str, pa.Array]:
     action_args = [action_values(a or "", parsed) for a, parsed in zip(actions, arguments,
                                                                         strict=True)]
     rows = [reply_row(v, o or "") for v, o in zip(action_args, observations, strict=True)]
-    found, words, ack, confirm, foreign = (list(c) for c in zip(*rows, strict=True)) if rows \
-        else ([], [], [], [], [])
+    found, words, lines, ack, confirm, foreign = (
+        (list(c) for c in zip(*rows, strict=True)) if rows else ([], [], [], [], [], []))
     flat, lined = masked_texts(observations)
     action_share, seen_share = line_shares(actions, action_args, observations, lined, turn)
     return {
@@ -287,6 +296,7 @@ def reply_columns(batch: pa.Table, turn: np.ndarray) -> dict[str, pa.Array]:
         "seen_line_share": pa.array(seen_share, pa.float64()),
         "arg_chars_found": pa.array(found, pa.int32()),
         "ack_words": pa.array(words, pa.int32()),
+        "ack_lines": pa.array(lines, pa.int32()),
         "ack_phrase": pa.array(ack, pa.bool_()),
         "confirm_prompt": pa.array(confirm, pa.bool_()),
         "foreign_ids": pa.array(foreign, pa.int32()),

@@ -46,8 +46,10 @@ SELECT
         -- the same observation, as a whole, in many trajectories
         WHEN f.corpus_frequency >= b.min_trajectories THEN 'boilerplate.corpus_frequency'
         -- a generic acknowledgement with nothing of the call or the step in it
+        -- (one line of text: a program's report of several lines is its output)
         WHEN f.ack_phrase AND f.arg_chars_found = 0 AND f.foreign_ids = 0
-             AND f.ack_words <= $boilerplate_max_ack_words THEN 'boilerplate.generic_ack'
+             AND f.ack_words <= $boilerplate_max_ack_words
+             AND f.ack_lines <= $boilerplate_max_ack_lines THEN 'boilerplate.generic_ack'
         WHEN f.confirm_prompt AND f.arg_chars_found = 0 THEN 'boilerplate.confirm_prompt'
         -- a short canned message around the action's words ("Replaced X with Y")
         WHEN f.template_frequency >= b.min_trajectories AND f.action_words > 0
