@@ -54,18 +54,22 @@ def graphql(port: int, query: str) -> dict:
 RUNS_QUERY = """{ runsOrError { ... on Runs { results {
   pipelineName status assetSelection { path } tags { key value } } } } }"""
 # A small materialized dataset in the server's instance, made in its own process as
-# `worldtrace run` would: raw_traces for two domain partitions of the real fixtures, then the
-# cross-domain step trajectory_dedup through worldtrace.launch.
+# `worldtrace run` would: raw_traces for two domain partitions of the real fixtures (and the
+# swe turns' features and labels), then the cross-domain step trajectory_dedup through
+# worldtrace.launch.
 SEED_RUNS = """
 import dagster as dg
 from assets.ingest import raw_traces
+from assets.quality import turn_features, turn_labels
 from assets.resources import storage_from_environment
 from worldtrace.launch import run_corpus_step
 
 instance = dg.DagsterInstance.get()
-for domain in ("swe", "web"):
-    assert dg.materialize([raw_traces], partition_key=domain, instance=instance,
-                          resources={"storage": storage_from_environment()}).success
+resources = {"storage": storage_from_environment()}
+assert dg.materialize([raw_traces, turn_features, turn_labels], partition_key="swe",
+                      instance=instance, resources=resources).success
+assert dg.materialize([raw_traces], partition_key="web", instance=instance,
+                      resources=resources).success
 outcome = run_corpus_step("trajectory_dedup", [dg.AssetKey("trajectory_dedup")])
 assert outcome.success, outcome.error
 """
@@ -249,7 +253,7 @@ NODE_QUERY = """{ assetNodes(assetKeys: [{path: ["%s"]}]) {
   metadataEntries { label ... on TableSchemaMetadataEntry { schema { columns {
     name description } } } }
   assetMaterializations(limit: 1) { partition metadataEntries { label
-    ... on IntMetadataEntry { intValue } } } } }"""
+    ... on IntMetadataEntry { intValue } ... on MarkdownMetadataEntry { mdStr } } } } }"""
 
 
 def _node(port: int, name: str) -> dict:
@@ -288,3 +292,20 @@ def test_a_partitioned_assets_page_shows_the_total_over_partitions(server, home:
                                      "part-0.parquet").num_rows for domain in ("swe", "web")}
     assert figures["dagster/row_count"] == rows[latest["partition"]]
     assert figures["rows_all_domains"] == sum(rows.values()) > rows[latest["partition"]]
+
+
+def test_materialized_pages_read_as_written(server) -> None:
+    """Every Markdown entry of the latest materializations (previews, the turn_labels examples
+    table, plots) renders without raw HTML or an unloadable image; the examples table shows
+    the swe observations' leading <returncode> element."""
+    from ui_markdown import rendered_table
+
+    port, _ = server
+    pages = {name: _node(port, name)["assetMaterializations"][0]["metadataEntries"]
+             for name in ("raw_turns", "turn_features", "turn_labels", "trajectory_dedup")}
+    markdown = {(name, entry["label"]): entry["mdStr"] for name, entries in pages.items()
+                for entry in entries if entry.get("mdStr")}
+    assert ("turn_labels", "examples") in markdown and len(markdown) >= 6
+    assert {key: ui_problems(text) for key, text in markdown.items() if ui_problems(text)} == {}
+    observations = [row[3] for row in rendered_table(markdown[("turn_labels", "examples")])]
+    assert any(cell.startswith("<returncode>") for cell in observations), observations
