@@ -72,6 +72,7 @@ _NUMBERISH = re.compile(r"\d{4}-\d\d-\d\d([T ][\d:.]+Z?)?|\d+([:.,]\d+)*")
 _IDENTIFIER = re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+|(?:[\w.-]*/[\w.-]+)+|\b[A-Za-z_]+\d[\w]*"
                          r"|\b\w+[._-]\w+[\w.-]*")
 _WORD = re.compile(r"[A-Za-z]{2,}")
+_PAST_TENSE = re.compile(r"[A-Z][a-z]{2,}ed")  # "Scaled", "Switched", "Encrypted"
 _TWO_LETTERS = re.compile(r"[A-Za-z].*?[A-Za-z]", re.DOTALL)
 _ALNUM = re.compile(r"[^\W_]")
 # Volatile parts: timestamps, clock times, hex ids and long numbers (epoch times, byte counts,
@@ -165,7 +166,10 @@ def reply_row(values: list[str], observation: str
     words = _WORD.findall(plain)
     # Nothing left but punctuation ("Command completed with return code: 0" alone) counts as
     # generic; a bare number left ("33") is the command's output, not an acknowledgement.
-    ack = not _ALNUM.search(rest) or any(word.lower() in ACK_WORDS for word in words)
+    # ... or a reply that opens with a verb in the past tense: a report of what was just done
+    # ("Scaled deployment X to 0 replicas", "Switched to a new branch 'X'"), whatever the verb.
+    ack = (not _ALNUM.search(rest) or any(word.lower() in ACK_WORDS for word in words)
+           or bool(words and _PAST_TENSE.fullmatch(words[0])))
     foreign = len(_IDENTIFIER.findall(plain)) if ack else 0
     return found, len(words), lines, ack, confirm, foreign
 
