@@ -8,6 +8,7 @@ writes its tables in the usual per-domain layout, {data}/{table}/domain={d}/part
 
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import dagster as dg
 
@@ -26,6 +27,7 @@ from sources.schema import DOMAINS
 from sources.tables import RAW_TRAJECTORIES, Table
 from training.cpt_corpus import CptCorpusConfig, build_cpt_corpus
 from training.export import HF_FOLDER
+from training.model_config import load_tokenizer as load_model_tokenizer
 from training.rl_split import RlConfig, build_rl_split
 from training.sample_stats import SampleStats
 from training.sft_split import SftConfig, build_sft_split
@@ -37,6 +39,16 @@ GROUP = "training"
 # What the training text is rendered from: the pool of each trajectory, the scrubbed text, the
 # loss weights (training/render.py).
 TRAIN_POOL_TEXT = (TRAJECTORY_SPLIT, SCRUBBED_TRAJECTORIES, SCRUBBED_TURNS, TURN_LABELS)
+
+
+def split_tokenizer(storage: WorldtraceStorage, base: str):
+    """The tokenizer a corpus or split is built with, and its folder: a pretrained base's own
+    (run config `base`, e.g. data/base_models/smollm2) so its token ids and budgets are the
+    model's, else the project's {data}/tokenizer."""
+    if base:
+        return load_model_tokenizer(Path(base)), Path(base)
+    folder = TOKENIZER.dir(storage.data_path)
+    return load_tokenizer(folder), folder
 
 
 class SplitSettings(dg.Config):
@@ -129,6 +141,11 @@ class CptCorpusSettings(dg.Config):
     seq_len: int = 512
     action_weight: float = 1.0
     max_tokens_per_domain: int = 120_000  # 0 takes every train trajectory
+    base: str = ""  # a pretrained base whose tokenizer builds it (empty: {data}/tokenizer)
+    # a local text dataset (datasets folder, Parquet, JSONL; e.g. `worldtrace knowledge-corpus`)
+    # mixed in at knowledge_ratio of each domain's tokens; empty / 0: trajectories only
+    knowledge_path: str = ""
+    knowledge_ratio: float = 0.0
 
 
 @dg.asset(group_name=GROUP, deps=reads(TOKENIZER, *TRAIN_POOL_TEXT))
@@ -138,10 +155,12 @@ def cpt_corpus(context: dg.AssetExecutionContext, config: CptCorpusSettings,
     observation carried to its tokens through offsets (low-weight turns stay in the text), packed
     into rows of seq_len tokens."""
     corpus_config = CptCorpusConfig(seq_len=config.seq_len, action_weight=config.action_weight,
-                                    max_tokens_per_domain=config.max_tokens_per_domain or None)
+                                    max_tokens_per_domain=config.max_tokens_per_domain or None,
+                                    knowledge_path=config.knowledge_path or None,
+                                    knowledge_ratio=config.knowledge_ratio)
     started = time.perf_counter()
-    stats = build_cpt_corpus(storage.data_path, load_tokenizer(TOKENIZER.dir(storage.data_path)),
-                             DOMAINS, corpus_config)
+    tokenizer, tokenizer_dir = split_tokenizer(storage, config.base)
+    stats = build_cpt_corpus(storage.data_path, tokenizer, DOMAINS, corpus_config)
     seconds = time.perf_counter() - started
     rows = stats.table()
     context.log.info(f"cpt_corpus {corpus_config}: {sum(r['tokens'] for r in rows):,} tokens "
@@ -149,6 +168,10 @@ def cpt_corpus(context: dg.AssetExecutionContext, config: CptCorpusSettings,
     return dg.MaterializeResult(metadata={
         **table_metadata(CPT_CORPUS, storage.data_path, None, ["trajectory_ids", "domain"]),
         "config": str(corpus_config),
+        "tokenizer": dg.MetadataValue.path(str(tokenizer_dir)),
+        "knowledge_path": config.knowledge_path or None,
+        "knowledge_ratio": config.knowledge_ratio,
+        "knowledge_tokens": sum(stats.knowledge_tokens.values()),
         "per_domain": dg.MetadataValue.md(records_table(rows)),
         "tokens": sum(r["tokens"] for r in rows),
         "seconds": round(seconds, 2),
@@ -189,6 +212,9 @@ class SftSettings(dg.Config):
     teacher_base_url: str = ""
     teacher_model: str = ""
     teacher_api_key: str = "none"
+    # a pretrained base whose tokenizer builds it (empty: {data}/tokenizer); give its budgets
+    # too (training.sft_split.REAL_BASE_BUDGETS; `worldtrace run --base` does)
+    base: str = ""
 
 
 @dg.asset(group_name=GROUP, deps=reads(TOKENIZER, *TRAIN_POOL_TEXT))
@@ -209,8 +235,8 @@ def sft_split(context: dg.AssetExecutionContext, config: SftSettings,
     teacher = (OpenAITeacher(config.teacher_base_url, config.teacher_model,
                              config.teacher_api_key) if config.teacher_base_url else None)
     started = time.perf_counter()
-    stats = build_sft_split(storage.data_path, load_tokenizer(TOKENIZER.dir(storage.data_path)),
-                            DOMAINS, sft_config, teacher)
+    tokenizer, tokenizer_dir = split_tokenizer(storage, config.base)
+    stats = build_sft_split(storage.data_path, tokenizer, DOMAINS, sft_config, teacher)
     seconds = time.perf_counter() - started
     context.log.info(f"sft_split {sft_config}: {sum(stats.samples.values())} samples "
                      f"({sum(stats.validation.values())} validation) in {seconds:.1f}s")
@@ -218,6 +244,7 @@ def sft_split(context: dg.AssetExecutionContext, config: SftSettings,
                               ["messages", "domain", "prompt_variant", "reasoning_source",
                                "split"])
     metadata["validation_samples"] = sum(stats.validation.values())
+    metadata["tokenizer"] = dg.MetadataValue.path(str(tokenizer_dir))
     if teacher:
         metadata.update(teacher_queries=teacher.stats.queries, teacher_kept=teacher.stats.kept,
                         teacher_retention=round(teacher.stats.retention, 4))
@@ -229,6 +256,7 @@ class RlSettings(dg.Config):
 
     max_prompt_tokens: int = 131_072
     max_trajectories_per_domain: int = 24
+    base: str = ""  # a pretrained base whose tokenizer builds it (empty: {data}/tokenizer)
 
 
 def _rl_asset(context: dg.AssetExecutionContext, config: RlSettings,
@@ -236,14 +264,15 @@ def _rl_asset(context: dg.AssetExecutionContext, config: RlSettings,
     rl_config = RlConfig(all_turns=all_turns, max_prompt_tokens=config.max_prompt_tokens,
                          max_trajectories_per_domain=config.max_trajectories_per_domain or None)
     started = time.perf_counter()
-    stats = build_rl_split(storage.data_path, load_tokenizer(TOKENIZER.dir(storage.data_path)),
-                           DOMAINS, rl_config)
+    tokenizer, tokenizer_dir = split_tokenizer(storage, config.base)
+    stats = build_rl_split(storage.data_path, tokenizer, DOMAINS, rl_config)
     seconds = time.perf_counter() - started
     context.log.info(f"{rl_config.table.name} {rl_config}: {sum(stats.samples.values())} samples "
                      f"in {seconds:.1f}s")
-    return dg.MaterializeResult(metadata=split_metadata(
+    return dg.MaterializeResult(metadata={**split_metadata(
         storage.data_path, rl_config.table, stats, seconds,
-        ["prompt", "reference_observation", "turn_index", "verifier", "prompt_tokens"]))
+        ["prompt", "reference_observation", "turn_index", "verifier", "prompt_tokens"]),
+        "tokenizer": dg.MetadataValue.path(str(tokenizer_dir))})
 
 
 @dg.asset(group_name=GROUP, deps=reads(TOKENIZER, *TRAIN_POOL_TEXT))

@@ -29,9 +29,10 @@ from training.ablation import (
 )
 from training.cpt import CptConfig
 from training.gspo import GspoConfig
-from training.model_config import parameter_count
+from training.model_config import ModelConfig, parameter_count
 from training.reward import hybrid_scorer
 from training.sft import SftConfig
+from training.sft_split import budgets_named
 from training.stages import run_cpt, run_rl, run_sft, save_untrained, with_steps
 from training.tables import (
     ABLATION_TABLE,
@@ -60,14 +61,28 @@ class TrainingSettings(dg.Config):
     checkpoint: str | None = None  # local HF folder to start from (CPT: instead of scratch)
     dtype: str = "float32"  # bfloat16 on a GPU
     device: str = "auto"  # cuda when present, else cpu
+    lora_rank: int = 0  # LoRA adapters (peft) on a checkpoint; 0: full fine-tuning
+    cpu_threads: int = ModelConfig.cpu_threads  # 2 for a real base: its matrices use both
+    # sample / prompt / answer lengths: "tiny" or "real_base" (training.sft_split.BUDGETS)
+    budgets: str = "tiny"
+    learning_rate: float | None = None
 
     def apply(self, config: StageConfig) -> StageConfig:
         """The stage's config with these settings (`checkpoint` on SFT or RL starts that
         stage from the named folder instead of the previous stage's)."""
         model = replace(config.model, checkpoint=self.checkpoint, dtype=self.dtype,
-                        device=self.device)
-        return replace(config, model=model,
-                       steps=with_steps(config.steps, self.max_steps, self.batch_size))
+                        device=self.device, lora_rank=self.lora_rank,
+                        cpu_threads=self.cpu_threads)
+        steps = with_steps(config.steps, self.max_steps, self.batch_size)
+        if self.learning_rate:
+            steps = replace(steps, learning_rate=self.learning_rate)
+        budgets = budgets_named(self.budgets)
+        if isinstance(config, SftConfig):
+            config = replace(config, max_length=budgets.sample_tokens)
+        elif isinstance(config, GspoConfig):
+            config = replace(config, max_prompt_tokens=budgets.prompt_tokens,
+                             max_completion_length=budgets.answer_tokens)
+        return replace(config, model=model, steps=steps)
 
 
 def training_metadata(log: TrainingLog, folder: Path) -> dict:
@@ -103,13 +118,20 @@ def _result(context: dg.AssetExecutionContext, log: TrainingLog, folder: Path
     return dg.MaterializeResult(metadata=training_metadata(log, folder))
 
 
+class UntrainedSettings(dg.Config):
+    """`base`: a pretrained base folder is the untrained model (empty: the tiny model)."""
+
+    base: str = ""
+
+
 @dg.asset(group_name=GROUP, deps=reads(TOKENIZER), kinds=MODEL_KINDS)
-def untrained_model(context: dg.AssetExecutionContext, storage: WorldtraceStorage
-                    ) -> dg.MaterializeResult:
+def untrained_model(context: dg.AssetExecutionContext, config: UntrainedSettings,
+                    storage: WorldtraceStorage) -> dg.MaterializeResult:
     """The model cpt_model starts from, untrained: the same architecture and tokenizer,
-    randomly initialised (seeded). The bench scores it beside the trained models, so "the
-    trained model beats the untrained one" is measured, not assumed."""
-    config = CptConfig().model
+    randomly initialised (seeded), or the pretrained base as it is. The bench scores it beside
+    the trained models, so "the trained model beats the untrained one" is measured, not
+    assumed."""
+    config = replace(CptConfig().model, checkpoint=config.base or None)
     folder = save_untrained(storage.data_path, config)
     parameters = parameter_count(AutoModelForCausalLM.from_pretrained(str(folder)))
     context.log.info(f"untrained {config} ({parameters:,} parameters) at {folder}")

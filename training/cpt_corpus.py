@@ -8,6 +8,14 @@ straddles two turns and the weights change exactly at turn boundaries. Episodes 
 back to back into rows of `seq_len` tokens (the last row of a domain may be shorter; episodes
 longer than a row continue in the next one), each row listing the episodes it holds.
 
+Knowledge mix (off by default): with `knowledge_path` (any local text dataset, see
+training/knowledge.py) and `knowledge_ratio` r, documents are interleaved between the episodes
+of every domain so that about a share r of each domain's tokens is knowledge text (after each
+episode, documents are added while knowledge < r / (1 - r) x trajectory tokens; the documents
+are read once, in order, across the domains, so none repeats). A document is tokenized with
+the same tokenizer, ends with its eos token, weighs `knowledge_weight`, and is listed in
+`trajectory_ids` as "knowledge:<source>".
+
 `max_tokens_per_domain` bounds the corpus (default 120K tokens a domain, about 0.85M in all:
 more than a small model sees in a CPU run, and tokenizing stays a few seconds); episodes are
 taken in trajectory_id order (a content hash, so an unbiased sample) until the budget is
@@ -28,6 +36,7 @@ from transformers import PreTrainedTokenizerFast
 
 from quality.tables import TRAJECTORY_SPLIT
 from sources.storage import ParquetSink
+from training.knowledge import read_texts
 from training.render import Episode, read_episodes, weighted_segments
 from training.tables import CPT_CORPUS
 
@@ -40,10 +49,21 @@ class CptCorpusConfig:
     action_weight: float = 1.0
     seed: int = 0
     max_tokens_per_domain: int | None = 120_000
+    knowledge_path: str | None = None
+    knowledge_ratio: float = 0.0  # share of each domain's tokens that is knowledge text
+    knowledge_weight: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.knowledge_ratio < 1.0:
+            raise ValueError(f"knowledge_ratio must be in [0, 1), got {self.knowledge_ratio}")
+        if self.knowledge_ratio and not self.knowledge_path:
+            raise ValueError("knowledge_ratio > 0 needs a knowledge_path")
 
     def __str__(self) -> str:
+        mix = (f"_know{self.knowledge_ratio:g}-{Path(self.knowledge_path).stem}"
+               if self.knowledge_ratio else "")
         return (f"seq{self.seq_len}_aw{self.action_weight:g}_seed{self.seed}"
-                f"_max{self.max_tokens_per_domain or 'all'}")
+                f"_max{self.max_tokens_per_domain or 'all'}{mix}")
 
 
 @dataclass
@@ -55,12 +75,20 @@ class CptCorpusStats:
     trajectories: dict[str, int] = field(default_factory=dict)
     tokens: dict[str, int] = field(default_factory=dict)
     weighted_tokens: dict[str, float] = field(default_factory=dict)  # sum of weights
+    knowledge_documents: dict[str, int] = field(default_factory=dict)
+    knowledge_tokens: dict[str, int] = field(default_factory=dict)  # included in `tokens`
 
     def table(self) -> list[dict]:
-        return [{"domain": d, "rows": self.rows[d], "trajectories": self.trajectories[d],
-                 "tokens": self.tokens[d],
-                 "mean_weight": round(self.weighted_tokens[d] / max(self.tokens[d], 1), 3)}
-                for d in sorted(self.rows)]
+        rows = []
+        for d in sorted(self.rows):
+            row = {"domain": d, "rows": self.rows[d], "trajectories": self.trajectories[d],
+                   "tokens": self.tokens[d],
+                   "mean_weight": round(self.weighted_tokens[d] / max(self.tokens[d], 1), 3)}
+            if self.knowledge_documents:  # only with a knowledge mix: the default table as is
+                row |= {"knowledge_documents": self.knowledge_documents[d],
+                        "knowledge_tokens": self.knowledge_tokens[d]}
+            rows.append(row)
+        return rows
 
 
 def token_weights(tokenizer: PreTrainedTokenizerFast, pieces: list[tuple[str, float]]
@@ -78,7 +106,8 @@ def episode_tokens(tokenizer: PreTrainedTokenizerFast, episode: Episode, config:
                    ) -> tuple[list[int], np.ndarray]:
     """Token ids and weights of one episode's chat text."""
     _, system = episode.system(config.seed)
-    return token_weights(tokenizer, weighted_segments(episode, system, config.action_weight))
+    return token_weights(tokenizer, weighted_segments(episode, system, tokenizer,
+                                                         config.action_weight))
 
 
 def pack(episodes: Iterator[tuple[str, list[int], np.ndarray]], seq_len: int
@@ -103,17 +132,34 @@ def pack(episodes: Iterator[tuple[str, list[int], np.ndarray]], seq_len: int
         yield ids, weights, owners
 
 
+def knowledge_documents(tokenizer: PreTrainedTokenizerFast, config: CptCorpusConfig
+                        ) -> Iterator[tuple[str, list[int], np.ndarray]]:
+    """The knowledge dataset's documents as (id, tokens + eos, weights), in order."""
+    if not config.knowledge_ratio:
+        return
+    eos = [tokenizer.eos_token_id] if tokenizer.eos_token_id is not None else []
+    for source, text in read_texts(Path(config.knowledge_path)):
+        tokens = tokenizer(text, add_special_tokens=False)["input_ids"] + eos
+        yield (f"knowledge:{source}", tokens,
+               np.full(len(tokens), config.knowledge_weight, dtype=np.float32))
+
+
 def build_cpt_corpus(data_dir: Path, tokenizer: PreTrainedTokenizerFast, domains: Sequence[str],
                      config: CptCorpusConfig = CptCorpusConfig()) -> CptCorpusStats:
     """Write cpt_corpus for every domain with a split; return counts per domain."""
     stats = CptCorpusStats(config=str(config))
+    documents = knowledge_documents(tokenizer, config)
+    share = config.knowledge_ratio / (1 - config.knowledge_ratio)  # knowledge per episode token
     for domain in domains:
         if not TRAJECTORY_SPLIT.path(data_dir, domain).exists():
             continue
         stats.rows[domain] = stats.trajectories[domain] = stats.tokens[domain] = 0
         stats.weighted_tokens[domain] = 0.0
+        if config.knowledge_ratio:
+            stats.knowledge_documents[domain] = stats.knowledge_tokens[domain] = 0
 
         def tokenized(domain: str = domain) -> Iterator[tuple[str, list[int], np.ndarray]]:
+            episode_tokens_seen = 0
             for episode in read_episodes(data_dir, domain, "train"):
                 if config.max_tokens_per_domain is not None and (
                         stats.tokens[domain] >= config.max_tokens_per_domain):
@@ -122,7 +168,16 @@ def build_cpt_corpus(data_dir: Path, tokenizer: PreTrainedTokenizerFast, domains
                 stats.trajectories[domain] += 1
                 stats.tokens[domain] += len(tokens)
                 stats.weighted_tokens[domain] += float(weights.sum())
+                episode_tokens_seen += len(tokens)
                 yield episode.trajectory_id, tokens, weights
+                while (config.knowledge_ratio
+                       and stats.knowledge_tokens[domain] < share * episode_tokens_seen
+                       and (document := next(documents, None)) is not None):
+                    stats.knowledge_documents[domain] += 1
+                    stats.knowledge_tokens[domain] += len(document[1])
+                    stats.tokens[domain] += len(document[1])
+                    stats.weighted_tokens[domain] += float(document[2].sum())
+                    yield document
 
         with ParquetSink(CPT_CORPUS.path(data_dir, domain), CPT_CORPUS.schema) as sink:
             for ids, weights, owners in pack(tokenized(), config.seq_len):

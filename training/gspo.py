@@ -26,6 +26,7 @@ from trl import GRPOConfig, GRPOTrainer
 from training.model_config import STOP_TOKENS, ModelConfig
 from training.prompts import fit_prompts
 from training.runner import StepConfig, continue_from, start_log, train_and_save, trainer_arguments
+from training.sft_split import TINY_BUDGETS
 from training.split_tables import read_columns
 from training.tables import RL_SPLIT
 from training.training_log import TrainingLog
@@ -49,8 +50,10 @@ class GspoConfig:
         save_steps=4))
     num_generations: int = 4
     steps_per_generation: int = 2  # > gradient_accumulation: the second step is off-policy
-    max_completion_length: int = 128  # room for the brief <think> and an observation head
-    max_prompt_tokens: int = 640  # as sft_split; TRL does not truncate: older turns are dropped
+    # room for the brief <think> and an observation head; the prompt budget is sft_split's
+    # (TRL does not truncate: older turns are dropped)
+    max_completion_length: int = TINY_BUDGETS.answer_tokens
+    max_prompt_tokens: int = TINY_BUDGETS.prompt_tokens
     temperature: float = 1.0
     epsilon: float = 3e-4
     epsilon_high: float = 4e-4

@@ -42,10 +42,21 @@ class ModelConfig:
     # from a second thread and lose much when the cores are shared (measured here under load 8:
     # a forward+backward step 0.15 s on 1 thread, 1-5 s on 2). 0 leaves torch's default.
     cpu_threads: int = 1
+    # LoRA through peft on every linear layer of a checkpoint (0: full fine-tuning, the
+    # default). The finished folder holds the merged weights, so it loads like any other.
+    lora_rank: int = 0
+    lora_alpha: int = 32
+    lora_dropout: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.lora_rank and not self.checkpoint:
+            raise ValueError("ModelConfig.lora_rank needs a checkpoint: a model trained from "
+                             "scratch has no pretrained weights to adapt")
 
     def __str__(self) -> str:
         if self.checkpoint:
-            return f"{Path(self.checkpoint).name}_{self.dtype}"
+            lora = f"_lora{self.lora_rank}" if self.lora_rank else ""
+            return f"{Path(self.checkpoint).name}_{self.dtype}{lora}"
         return f"llama_{self.hidden_size}h_{self.num_layers}l_{self.num_heads}a_{self.dtype}"
 
     @property
@@ -96,7 +107,8 @@ def new_model(config: ModelConfig, tokenizer: PreTrainedTokenizerFast) -> PreTra
     torch.manual_seed(config.seed)
     use_cpu_threads(config)
     if config.checkpoint:
-        return _with_stop_tokens(load_model(Path(config.checkpoint), config), tokenizer)
+        model = _with_stop_tokens(load_model(Path(config.checkpoint), config), tokenizer)
+        return with_lora(model, config) if config.lora_rank else model
     llama = LlamaConfig(
         vocab_size=len(tokenizer),
         hidden_size=config.hidden_size,
@@ -122,6 +134,21 @@ def load_model(folder: Path, config: ModelConfig) -> PreTrainedModel:
     return model.to(config.torch_device)
 
 
+def with_lora(model: PreTrainedModel, config: ModelConfig) -> PreTrainedModel:
+    """The model with LoRA adapters (peft) on all its linear layers; only they train."""
+    from peft import LoraConfig, get_peft_model
+
+    lora = LoraConfig(r=config.lora_rank, lora_alpha=config.lora_alpha,
+                      lora_dropout=config.lora_dropout, target_modules="all-linear",
+                      task_type="CAUSAL_LM")
+    return get_peft_model(model, lora)
+
+
+def merged(model: PreTrainedModel) -> PreTrainedModel:
+    """A LoRA-wrapped model with its adapters merged into the weights (a plain model as is)."""
+    return model.merge_and_unload() if hasattr(model, "merge_and_unload") else model
+
+
 def _with_stop_tokens(model: PreTrainedModel, tokenizer: PreTrainedTokenizerFast
                       ) -> PreTrainedModel:
     model.generation_config.eos_token_id = stop_token_ids(tokenizer)
@@ -129,5 +156,5 @@ def _with_stop_tokens(model: PreTrainedModel, tokenizer: PreTrainedTokenizerFast
     return model
 
 
-def parameter_count(model: PreTrainedModel) -> int:
-    return sum(parameter.numel() for parameter in model.parameters())
+def parameter_count(model: PreTrainedModel, trainable: bool = False) -> int:
+    return sum(p.numel() for p in model.parameters() if p.requires_grad or not trainable)

@@ -6,11 +6,13 @@ the last user message. When it is over `max_prompt_tokens` the oldest turns are 
 until it fits; the system message and the current action always stay. A prompt that does not
 fit even without history is skipped and counted, so the cap always holds.
 
-Token counts are exact and cheap: the chat template puts a special token before and after each
-message and the tokenizer never merges across special tokens, so a prompt's length is the sum
-of its messages' content tokens + 2 per message + 1 (the <|assistant|> generation prompt TRL
-appends). Each message is tokenized once per episode, lazily, newest first, so a small budget
-reads only the end of a long history.
+Token counts are exact and cheap: the chat template puts special tokens around each message
+and the tokenizer never merges across special tokens, so a prompt's length is the sum of its
+messages' content tokens + a fixed cost per message + the generation prompt TRL appends. The
+costs are measured from the tokenizer's own template (`template_costs`): ours is 2 a message
+(<|role|> ... <|end|>) + 1 (<|assistant|>); a real base's ChatML measures 6 + 4. Each message
+is tokenized once per episode, lazily, newest first, so a small budget reads only the end of a
+long history.
 """
 
 from __future__ import annotations
@@ -24,8 +26,30 @@ from transformers import PreTrainedTokenizerFast
 from sources.ids import seeded_digest
 from training.render import Episode, Step, messages
 
-TOKENS_PER_MESSAGE = 2  # <|role|> ... <|end|>
-GENERATION_PROMPT = 1  # <|assistant|>
+
+@dataclass(frozen=True)
+class TemplateCosts:
+    """Tokens a chat template adds: around each message, and the generation prompt."""
+
+    per_message: int
+    generation_prompt: int
+
+
+def template_costs(tokenizer: PreTrainedTokenizerFast) -> TemplateCosts:
+    """The template's costs, measured by rendering one-token messages (the dearest role's)."""
+
+    def length(messages: list[dict[str, str]], generation_prompt: bool = False) -> int:
+        text = tokenizer.apply_chat_template(messages, tokenize=False,
+                                             add_generation_prompt=generation_prompt)
+        return len(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    content = len(tokenizer("x", add_special_tokens=False)["input_ids"])
+    system = [{"role": "system", "content": "x"}]
+    alone = length(system)
+    per_role = [length([*system, {"role": role, "content": "x"}]) - alone - content
+                for role in ("user", "assistant")]
+    return TemplateCosts(per_message=max(alone - content, *per_role),
+                         generation_prompt=length(system, True) - alone)
 
 
 def pick_turns(episode: Episode, k: int | None, seed: int) -> list[Step]:
@@ -58,6 +82,7 @@ class PromptBuilder:
         self.tokenizer = tokenizer
         self.episode = episode
         self.max_prompt_tokens = max_prompt_tokens
+        self.costs = template_costs(tokenizer)
         self._counts: dict[str, int] = {}
 
     def prefetch(self, last: int) -> None:
@@ -81,13 +106,13 @@ class PromptBuilder:
         """The prompt predicting steps[position]; None when even no history is over budget."""
         turns = self.episode.rendered
         fixed = (self.count(system) + self.count(turns[position][0])
-                 + 2 * TOKENS_PER_MESSAGE + GENERATION_PROMPT)
+                 + 2 * self.costs.per_message + self.costs.generation_prompt)
         if fixed > self.max_prompt_tokens:
             return None
         total, first = fixed, position
         while first > 0:
             user, assistant = turns[first - 1]
-            cost = self.count(user) + self.count(assistant) + 2 * TOKENS_PER_MESSAGE
+            cost = self.count(user) + self.count(assistant) + 2 * self.costs.per_message
             if total + cost > self.max_prompt_tokens:
                 break
             total += cost

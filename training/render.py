@@ -13,7 +13,9 @@ differs: training draws one of 10 variants so the model does not depend on one w
 `weighted_segments` cuts that same text into pieces with a loss weight each: the system prompt
 and the actions weigh `action_weight` (1.0: the context is text too), an observation (its role
 marker and <|end|> included) weighs its turn's loss_weight, so a low-information turn stays in
-the text and only counts less.
+the text and only counts less. The pieces are what the given tokenizer's chat template writes
+for each message (`message_pieces`): ours gives `<|role|>content<|end|>`, a pretrained base's
+ChatML `<|im_start|>role\ncontent<|im_end|>\n`, so a corpus built for a base is in its layout.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from functools import cached_property
 from pathlib import Path
 
 import duckdb
+from transformers import PreTrainedTokenizerFast
 
 from bench.build import initial_state
 from bench.official import render_prompt, render_response
@@ -34,9 +37,6 @@ from quality.labels import JUDGEABLE
 from quality.tables import SCRUBBED_TRAJECTORIES, SCRUBBED_TURNS, TRAJECTORY_SPLIT, TURN_LABELS
 from sources.storage import load_sql
 from training.prompt_variants import system_prompt, variant_for
-
-END = "<|end|>"
-EOS = "<eos>"
 
 
 @dataclass(frozen=True)
@@ -154,13 +154,41 @@ def messages(system: str, episode: Episode, first: int, target: int | None
     return conversation(system, episode.rendered[first:end], current)
 
 
-def weighted_segments(episode: Episode, system: str, action_weight: float = 1.0
-                      ) -> list[tuple[str, float]]:
-    """The episode's chat text (as the chat template writes it, then <eos>) in weighted
-    pieces; a token takes the weight of the piece it starts in."""
-    pieces = [(f"<|system|>{system}{END}", action_weight)]
-    for step, (user, assistant) in zip(episode.steps, episode.rendered, strict=True):
-        pieces.append((f"<|user|>{user}{END}", action_weight))
-        pieces.append((f"<|assistant|>{assistant}{END}", step.loss_weight))
-    pieces.append((EOS, action_weight))
+def message_pieces(tokenizer: PreTrainedTokenizerFast, chat: list[dict[str, str]]
+                   ) -> list[str]:
+    """Each message's text as the tokenizer's chat template writes it in the conversation
+    (chat[0] is the system message). Templates that render each message on its own (ours,
+    ChatML) are rendered once a message; any other is rendered incrementally."""
+
+    def render(part: list[dict[str, str]]) -> str:
+        return tokenizer.apply_chat_template(part, tokenize=False)
+
+    head = render(chat[:1])
+    pieces = [head] + [render([chat[0], message])[len(head):] for message in chat[1:]]
+    if "".join(pieces) == render(chat):
+        return pieces
+    pieces, before = [], ""
+    for k in range(1, len(chat) + 1):
+        text = render(chat[:k])
+        if not text.startswith(before):
+            raise ValueError(f"chat template of {tokenizer.name_or_path} renders earlier "
+                             "messages differently once more follow: cannot cut it in pieces")
+        pieces.append(text[len(before):])
+        before = text
     return pieces
+
+
+def weighted_segments(episode: Episode, system: str, tokenizer: PreTrainedTokenizerFast,
+                      action_weight: float = 1.0) -> list[tuple[str, float]]:
+    """The episode's chat text (as the tokenizer's chat template writes it, then its eos token
+    unless the template already ends with it) in weighted pieces; a token takes the weight of
+    the piece it starts in."""
+    chat = messages(system, episode, 0, None)
+    pieces = message_pieces(tokenizer, chat)
+    weights = [action_weight] + [weight for step in episode.steps
+                                 for weight in (action_weight, step.loss_weight)]
+    segments = list(zip(pieces, weights, strict=True))
+    eos = tokenizer.eos_token or ""
+    if eos and not "".join(pieces).rstrip().endswith(eos):
+        segments.append((eos, action_weight))
+    return segments

@@ -19,7 +19,13 @@ from transformers import PreTrainedModel, PreTrainedTokenizerFast, Trainer, Trai
 from transformers.trainer_utils import get_last_checkpoint
 
 from sources.storage import atomic_path
-from training.model_config import ModelConfig, load_tokenizer, new_model, parameter_count
+from training.model_config import (
+    ModelConfig,
+    load_tokenizer,
+    merged,
+    new_model,
+    parameter_count,
+)
 from training.training_log import LOG_FILE, PLOT_FILE, TrainingLog, TrainingLogCallback, plot_curves
 
 CHECKPOINTS = "_checkpoints"
@@ -77,6 +83,10 @@ def start_log(stage: str, out_dir: Path, model: PreTrainedModel, model_config: M
         return TrainingLog.read(Path(last)), last
     log = TrainingLog(stage=stage, model=str(model_config), parameters=parameter_count(model),
                       config=_plain(replace(config, model=model_config)))
+    if model_config.lora_rank:
+        print(f"{stage}: LoRA rank {model_config.lora_rank}, "
+              f"{parameter_count(model, trainable=True):,} of {log.parameters:,} parameters "
+              "train", flush=True)
     return log, last
 
 
@@ -105,7 +115,10 @@ def train_and_save(trainer: Trainer, log: TrainingLog, resume_from: str | None,
         log.eval_loss = float(trainer.evaluate()["eval_loss"])
         log.validation_samples = len(trainer.eval_dataset)
     with atomic_path(out_dir) as tmp:
-        trainer.save_model(str(tmp))
+        if hasattr(trainer.model, "merge_and_unload"):  # LoRA: save plain merged weights
+            merged(trainer.model).save_pretrained(str(tmp))
+        else:
+            trainer.save_model(str(tmp))
         tokenizer.save_pretrained(str(tmp))
         log.write(tmp)
         plot_curves(log, tmp / PLOT_FILE)

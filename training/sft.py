@@ -24,8 +24,8 @@ from transformers import PreTrainedTokenizerFast, TrainerCallback, TrainingArgum
 from training.model_config import ModelConfig
 from training.prompts import fit_prompts
 from training.runner import StepConfig, continue_from, start_log, train_and_save, trainer_arguments
+from training.sft_split import TINY_BUDGETS, observation_head
 from training.sft_split import SftConfig as SplitConfig
-from training.sft_split import observation_head
 from training.split_tables import by_split, read_columns, read_table
 from training.tables import RL_SPLIT, SFT_SPLIT
 from training.training_log import TrainingLog
@@ -44,7 +44,7 @@ class SftConfig:
                                                                  learning_rate=3e-3))
     # Tokens; a longer sample keeps its last max_length. 768 holds sft_split's 640-token prompt
     # budget and its ~80-token target, so the model sees the system prompt it is asked with.
-    max_length: int = 768
+    max_length: int = TINY_BUDGETS.sample_tokens
 
     def __str__(self) -> str:
         return f"sft_{self.model}_{self.steps.max_steps}st_{self.max_length}len"

@@ -36,22 +36,61 @@ from training.teacher import OpenAITeacher, Query, deterministic_rationale
 
 
 @dataclass(frozen=True)
+class TokenBudgets:
+    """How long prompts and targets are for one kind of model: sft_split builds them, SFT trains
+    on samples of `sample_tokens`, GSPO and the bench ask with `prompt_tokens` and let the model
+    write `answer_tokens`."""
+
+    prompt_tokens: int
+    target_observation_tokens: int | None  # the observation's head in the target (None: all)
+    rationale: str  # "brief" | "full" (deterministic rationale only)
+    sample_tokens: int
+    answer_tokens: int
+
+
+# The default tiny CPU model, trained on 768-token samples: the system message (~370 tokens) and
+# the last turns, then a target it can finish (a brief rationale and the observation's first 48
+# tokens). A model trained on 300-1,800-token targets never learned where
+# </predicted_observation> goes and was 100 % malformed on the bench.
+TINY_BUDGETS = TokenBudgets(prompt_tokens=640, target_observation_tokens=48, rationale="brief",
+                            sample_tokens=768, answer_tokens=128)
+# A real pretrained base on two CPU cores (SmolLM2-135M, 8,192-token context): observations up
+# to 128 tokens (cut at a line end; 2.7x the tiny model's heads, most terminal / search / SWE
+# observations whole), prompts of 640 tokens like the tiny model's. Sized by time, not by the
+# model: full fine-tuning measured 4-5 tokens/s on this shared machine under load 10 (about 160
+# on a quiet one), so a sample of the 8K context it could read would cost half an hour a step.
+# On a GPU: prompt_tokens 8192 or more, target_observation_tokens None, rationale "full".
+REAL_BASE_BUDGETS = TokenBudgets(prompt_tokens=640, target_observation_tokens=128,
+                                 rationale="brief", sample_tokens=896, answer_tokens=192)
+
+
+BUDGETS = {"tiny": TINY_BUDGETS, "real_base": REAL_BASE_BUDGETS}
+
+
+def budgets_named(name: str) -> TokenBudgets:
+    if name not in BUDGETS:
+        raise ValueError(f"unknown token budgets {name!r}; known: {sorted(BUDGETS)}")
+    return BUDGETS[name]
+
+
+@dataclass(frozen=True)
 class SftConfig:
     """Targets per trajectory, prompt token budget, trajectory budget, seed."""
 
     turns_per_trajectory: int = 2
-    # Prompt and target sized for the default tiny CPU model, trained on 768-token samples: the
-    # system message (~370 tokens) and the last turns, then a target it can finish (a brief
-    # rationale and the observation's first max_target_observation_tokens tokens). A model
-    # trained on 300-1,800-token targets never learned where </predicted_observation> goes and
-    # was 100 % malformed on the bench. For a real checkpoint: max_prompt_tokens 8192 or more,
-    # max_target_observation_tokens None, rationale "full".
-    max_prompt_tokens: int = 640
-    max_target_observation_tokens: int | None = 48
-    rationale: str = "brief"  # "brief" | "full" (deterministic rationale only)
+    # Budgets of the model trained on it (TokenBudgets above: the tiny model's by default).
+    max_prompt_tokens: int = TINY_BUDGETS.prompt_tokens
+    max_target_observation_tokens: int | None = TINY_BUDGETS.target_observation_tokens
+    rationale: str = TINY_BUDGETS.rationale
     max_trajectories_per_domain: int | None = 40
     validation_share: float = 0.1  # of the trajectories, held out whole (SFT's eval_loss)
     seed: int = 0
+
+    @classmethod
+    def with_budgets(cls, budgets: TokenBudgets, **fields: object) -> SftConfig:
+        return cls(max_prompt_tokens=budgets.prompt_tokens,
+                   max_target_observation_tokens=budgets.target_observation_tokens,
+                   rationale=budgets.rationale, **fields)
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.validation_share < 1.0:

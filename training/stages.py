@@ -52,10 +52,16 @@ def model_dir(data_dir: Path, name: str) -> Path:
     return Path(data_dir) / MODELS_FOLDER / name
 
 
+def tokenizer_dir(data_dir: Path, config: ModelConfig) -> Path:
+    """The tokenizer a stage reads: a checkpoint's own, else the project's {data}/tokenizer."""
+    return Path(config.checkpoint) if config.checkpoint else TOKENIZER.dir(data_dir)
+
+
 def save_untrained(data_dir: Path, config: ModelConfig, name: str = UNTRAINED_MODEL.name) -> Path:
     """The model CPT starts from, untrained: the same architecture and tokenizer, initialised
-    with the config's seed, saved as a folder (the floor a trained model must rise above)."""
-    tokenizer = load_tokenizer(TOKENIZER.dir(data_dir))
+    with the config's seed, saved as a folder (the floor a trained model must rise above); with
+    a checkpoint, that pretrained base as it is."""
+    tokenizer = load_tokenizer(tokenizer_dir(data_dir, config))
     out = model_dir(data_dir, name)
     with atomic_path(out) as tmp:
         new_model(config, tokenizer).save_pretrained(str(tmp))
@@ -65,7 +71,8 @@ def save_untrained(data_dir: Path, config: ModelConfig, name: str = UNTRAINED_MO
 
 def run_cpt(data_dir: Path, config: CptConfig, name: str = CPT_MODEL.name) -> TrainingLog:
     corpus = read_cpt_corpus(partitions(data_dir, CPT_CORPUS))
-    return train_cpt(corpus, TOKENIZER.dir(data_dir), model_dir(data_dir, name), config)
+    return train_cpt(corpus, tokenizer_dir(data_dir, config.model), model_dir(data_dir, name),
+                     config)
 
 
 def run_sft(data_dir: Path, config: SftConfig, start: str = CPT_MODEL.name,
@@ -77,7 +84,8 @@ def run_sft(data_dir: Path, config: SftConfig, start: str = CPT_MODEL.name,
         splits = read_sft_split(paths)
         samples, validation = splits["train"], splits["validation"]
     else:
-        samples = read_rl_split_as_sft(paths, load_tokenizer(TOKENIZER.dir(data_dir)))
+        start_dir = Path(config.model.checkpoint or model_dir(data_dir, start))
+        samples = read_rl_split_as_sft(paths, load_tokenizer(start_dir))
         validation = None
     return train_sft(samples, model_dir(data_dir, start), model_dir(data_dir, name), config,
                      validation=validation)

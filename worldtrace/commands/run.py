@@ -1,13 +1,19 @@
 """`worldtrace run`: the whole pipeline on the built-in default data, as `make run` runs it.
 
     worldtrace run [--domains all] [--workers 2] [--release-version 0.1.0]
-                   [--bench-per-domain 10] [--max-new-tokens 128] [--full]
+                   [--bench-per-domain 10] [--max-new-tokens 128] [--full] [--base DIR]
 
 Runs main_job for every domain (two at a time by default), then every cross-domain asset
 (dedup, split, corpora, models, bench, release) once, printing one line per run, and ends with
 a summary. Needs $DAGSTER_HOME (make sets it); the runs show in `make ui`. By default the bench
 is a sample (--bench-per-domain per domain, --max-new-tokens per prediction) so the whole run
 fits in minutes on a laptop CPU; --full uses the assets' own settings (the official counts).
+
+--base DIR (e.g. data/base_models/smollm2 from `worldtrace base-model smollm2`) trains on that
+pretrained base instead of the tiny model: its tokenizer builds cpt_corpus and the splits, the
+real-base budgets (training.sft_split.REAL_BASE_BUDGETS) size prompts, targets and answers, CPT
+starts from it, and the untrained model on the bench is the base itself. Use its own data
+directory (WORLDTRACE_DATA), since the tables it writes are the base's.
 """
 
 from __future__ import annotations
@@ -20,6 +26,41 @@ from pathlib import Path
 
 from release import default_releases_dir
 from sources.schema import DOMAINS
+
+# Step counts of the real-base run on two CPU cores (a 135M model trains at ~50-150 tokens/s
+# there): enough to learn the answer format, not to converge. LoRA is left off: full
+# fine-tuning measured as fast per token on this CPU (README, "A real pretrained base").
+REAL_BASE_STEPS = {"cpt_model": {"max_steps": 10, "batch_size": 4, "learning_rate": 5e-5},
+                   "sft_model": {"max_steps": 30, "batch_size": 4, "learning_rate": 5e-5},
+                   "rl_model": {"max_steps": 2, "batch_size": 4, "learning_rate": 1e-6}}
+
+
+def real_base_config(base: Path) -> dict[str, dict]:
+    """Run config of the phase-2 assets that trains and benches on a pretrained base."""
+    from training.sft_split import REAL_BASE_BUDGETS as budgets
+
+    if not (base / "config.json").is_file():
+        raise FileNotFoundError(f"{base}: not a model folder (run `worldtrace base-model "
+                                "smollm2` first)")
+    folder = str(base.resolve())
+    training = {"budgets": "real_base", "cpu_threads": 2}
+    return {
+        "cpt_corpus": {"base": folder},
+        "sft_split": {"base": folder, "max_prompt_tokens": budgets.prompt_tokens,
+                      "max_target_observation_tokens": budgets.target_observation_tokens or 0,
+                      "rationale": budgets.rationale},
+        "rl_split": {"base": folder}, "rl_split_all_turns": {"base": folder},
+        "untrained_model": {"base": folder},
+        "cpt_model": {**training, **REAL_BASE_STEPS["cpt_model"], "checkpoint": folder},
+        "sft_model": {**training, **REAL_BASE_STEPS["sft_model"]},
+        "rl_model": {**training, **REAL_BASE_STEPS["rl_model"]},
+        "bench_predictions": {"model_max_prompt_tokens": budgets.prompt_tokens,
+                              "max_new_tokens": budgets.answer_tokens},
+        "bench_rollout": {"model_max_prompt_tokens": budgets.prompt_tokens},
+    }
+
+
+USER_ERRORS: tuple[type[Exception], ...] = (FileNotFoundError,)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -38,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.full:
         op_config |= {"agentworldbench": {"per_domain": args.bench_per_domain},
                       "bench_predictions": {"max_new_tokens": args.max_new_tokens}}
+    if args.base:
+        op_config |= real_base_config(args.base)
     outcomes = run_pipeline(domains, args.workers, op_config, log_path)
     data_dir = Path(os.environ.get("WORLDTRACE_DATA", "data")).resolve()
     releases_dir = default_releases_dir(data_dir)
@@ -65,4 +108,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                         help="tokens per bench prediction (default 128)")
     parser.add_argument("--full", action="store_true",
                         help="the assets' own settings: the official bench counts")
+    parser.add_argument("--base", type=Path,
+                        help="train and bench on this pretrained base folder (worldtrace "
+                             "base-model smollm2) instead of the tiny model")
     parser.set_defaults(run=run)
