@@ -1,0 +1,170 @@
+"""The real-base chain, timed: sft_split with the base's tokenizer -> SFT -> bench with intervals.
+
+    python benchmarks/perf_real_base.py --data DIR --base DIR --work DIR [--per-domain 10]
+        [--sft-steps 30] [--batch-size 4] [--lora-rank 0] [--threads 2]
+        [--stages split,sft,bench] [--predictors copy_last,retrieval,base,sft]
+
+DIR (--data) is a data directory after `make run` (trajectory_split, the scrubbed tables,
+agentworldbench); --base a converted base (`worldtrace base-model smollm2`). The work folder
+links DIR's tables and gets its own sft_split (built with the base's tokenizer under
+training.sft_split.REAL_BASE_BUDGETS) and models/<name>, so DIR is never written. Each stage
+prints wall time, tokens/s and the process's peak RSS; `bench` scores every predictor on the
+same first --per-domain samples of each domain (sampled at the official 0.6, seeded) and
+prints per-domain scores and Overall with stratified bootstrap 95 % intervals, plus the paired
+difference of the SFT model against the untrained base and copy-last. Finished stages are
+reused (a model folder with its training log, a predictor's score rows), so an interrupted run
+resumes. Not a test: a measurement on whatever machine runs it (say how loaded it was).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repo, when run as a file
+
+from benchmarks._measure import peak_rss_mb, stopwatch  # noqa: E402
+
+OWN_TABLES = {"sft_split", "rl_split", "rl_split_all_turns", "cpt_corpus", "models", "ablation",
+              "bench_cache", "real_base"}
+
+
+def work_dir(data: Path, work: Path) -> Path:
+    """The work folder with links to every table of `data` it does not build itself."""
+    work.mkdir(parents=True, exist_ok=True)
+    for entry in sorted(data.iterdir()):
+        link = work / entry.name
+        if entry.name not in OWN_TABLES and not link.exists():
+            link.symlink_to(entry.resolve())
+    return work
+
+
+def build_split(work: Path, base: Path) -> None:
+    from sources.schema import DOMAINS
+    from training.model_config import load_tokenizer
+    from training.sft_split import REAL_BASE_BUDGETS, SftConfig, build_sft_split
+
+    config = SftConfig.with_budgets(REAL_BASE_BUDGETS)
+    with stopwatch() as lap:
+        stats = build_sft_split(work, load_tokenizer(base), DOMAINS, config)
+    print(f"split: sft_split {config}: {sum(stats.samples.values())} samples "
+          f"({sum(stats.validation.values())} validation) in {lap.wall:.0f} s, "
+          f"peak RSS {peak_rss_mb():.0f} MiB", flush=True)
+
+
+def train(work: Path, base: Path, args: argparse.Namespace) -> Path:
+    from training.model_config import ModelConfig
+    from training.runner import StepConfig
+    from training.sft import SftConfig
+    from training.sft_split import REAL_BASE_BUDGETS
+    from training.stages import model_dir, run_sft
+    from training.training_log import LOG_FILE, TrainingLog
+
+    folder = model_dir(work, args.name)
+    if (folder / LOG_FILE).exists():
+        print(f"sft: reusing {folder}: {TrainingLog.read(folder).summary()}", flush=True)
+        return folder
+    model = ModelConfig(checkpoint=str(base), cpu_threads=args.threads, lora_rank=args.lora_rank)
+    # LoRA trains a few adapters from scratch: they take a larger step than full fine-tuning
+    learning_rate = args.learning_rate or (3e-4 if args.lora_rank else 1e-4)
+    config = SftConfig(model=model, max_length=REAL_BASE_BUDGETS.sample_tokens,
+                       steps=StepConfig(max_steps=args.sft_steps, batch_size=args.batch_size,
+                                        learning_rate=learning_rate, warmup_steps=2,
+                                        logging_steps=5, save_steps=10))
+    with stopwatch() as lap:
+        log = run_sft(work, config, name=args.name)
+    print(f"sft: {log.summary()}; wall {lap.wall:.0f} s, peak RSS {peak_rss_mb():.0f} MiB",
+          flush=True)
+    return folder
+
+
+def score(work: Path, base: Path, sft: Path, args: argparse.Namespace) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from bench.bootstrap import paired_difference, score_intervals
+    from bench.evaluate import run_predictor, summarize
+    from bench.official import REFERENCE_TEMPERATURE, read_official
+    from bench.predictors.base import PredictorContext, build_predictor
+    from bench.predictors.hf_local import HfLocalConfig, HfLocalPredictor
+    from bench.sample import first_per_domain
+    from sources.storage import write_parquet
+    from training.sft_split import REAL_BASE_BUDGETS
+
+    samples, _ = read_official(work / "agentworldbench" / "official")
+    samples = first_per_domain(samples, args.per_domain)
+    context = PredictorContext(data_dir=work, temperature=REFERENCE_TEMPERATURE,
+                               max_new_tokens=REAL_BASE_BUDGETS.answer_tokens,
+                               max_prompt_tokens=REAL_BASE_BUDGETS.prompt_tokens)
+    folders = {"base": base, "sft": sft}
+    out = work / "real_base"
+    rows: dict[str, list[dict]] = {}
+    for name in args.predictors.split(","):
+        path = out / f"scores_{name}.parquet"
+        if path.exists():
+            rows[name] = pq.read_table(path).to_pylist()
+            continue
+        if name in folders:
+            predictor = HfLocalPredictor(HfLocalConfig(
+                folders[name], batch_size=8, max_new_tokens=context.max_new_tokens,
+                max_prompt_tokens=context.max_prompt_tokens, temperature=context.temperature,
+                cpu_threads=args.threads, progress=True))
+        else:
+            predictor = build_predictor(name, context)
+        with stopwatch() as lap:
+            _, scored, _ = run_predictor(predictor, samples)
+        stats = getattr(predictor, "stats", None)
+        speed = (f", {stats.completion_tokens / max(stats.seconds, 1e-9):.1f} generated "
+                 f"tokens/s" if stats is not None else "")
+        print(f"bench: {name} on {len(samples)} samples in {lap.wall:.0f} s{speed}, peak RSS "
+              f"{peak_rss_mb():.0f} MiB", flush=True)
+        for row in scored:
+            row["predictor"] = name
+        write_parquet(pa.Table.from_pylist(scored), path)
+        rows[name] = scored
+    table = []
+    for name, scored in rows.items():
+        intervals = score_intervals(scored)
+        (summary,) = summarize(scored)
+        table.append({"predictor": name, **{k: str(v) for k, v in intervals.items()},
+                      "malformed": round(summary.malformed_rate, 3),
+                      "echo": round(summary.echo_rate, 3), "samples": summary.samples})
+    print(json.dumps(table, indent=1))
+    for a, b in (("sft", "base"), ("sft", "copy_last"), ("base", "copy_last"),
+                 ("sft", "retrieval")):
+        if a in rows and b in rows:
+            print(f"paired {a} - {b}: {paired_difference(rows[a], rows[b])}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, required=True)
+    parser.add_argument("--base", type=Path, required=True)
+    parser.add_argument("--work", type=Path, required=True)
+    parser.add_argument("--stages", default="split,sft,bench")
+    parser.add_argument("--name", default="sft_real", help="model folder under WORK/models")
+    parser.add_argument("--per-domain", type=int, default=10)
+    parser.add_argument("--sft-steps", type=int, default=30)
+    parser.add_argument("--batch-size", type=int, default=4)
+    parser.add_argument("--learning-rate", type=float)
+    parser.add_argument("--lora-rank", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch threads (2 on a quiet machine; 1 when it is shared)")
+    parser.add_argument("--predictors", default="copy_last,retrieval,base,sft")
+    args = parser.parse_args()
+    work = work_dir(args.data.resolve(), args.work)
+    stages = args.stages.split(",")
+    with stopwatch() as total:
+        if "split" in stages:
+            build_split(work, args.base)
+        sft = train(work, args.base, args) if "sft" in stages else work / "models" / args.name
+        if "bench" in stages:
+            score(work, args.base, sft, args)
+    print(f"total {total.wall:.0f} s wall, {total.cpu:.0f} s CPU, peak RSS "
+          f"{peak_rss_mb():.0f} MiB")
+
+
+if __name__ == "__main__":
+    main()
