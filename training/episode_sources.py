@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.build import initial_state
+from quality.tables import TRAJECTORY_SPLIT
 from sources.catalog import make_spec
 from sources.ingest import IngestedTrajectory, IngestStats, ingest_source
 from sources.schema import DOMAINS
-from sources.storage import partition_path
 from training.render import Episode, Step, read_episodes
 
 POOLS = ("train", "bench")
@@ -27,13 +27,13 @@ class EpisodeSourceStats:
 
 
 def is_data_dir(path: Path) -> bool:
-    return Path(path, "trajectory_split").is_dir()
+    return TRAJECTORY_SPLIT.dir(path).is_dir()
 
 
 def data_dir_episodes(data_dir: Path, stats: EpisodeSourceStats) -> Iterator[Episode]:
     """Every episode of both pools of every domain with a split, by domain and id."""
     for domain in DOMAINS:
-        if not partition_path(data_dir, "trajectory_split", domain).exists():
+        if not TRAJECTORY_SPLIT.path(data_dir, domain).exists():
             continue
         for pool in POOLS:
             for episode in read_episodes(data_dir, domain, pool):
