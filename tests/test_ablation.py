@@ -44,6 +44,7 @@ def test_ablation_table_scores_variants_and_baseline(tmp_path: Path) -> None:
     assert [row["variant"] for row in rows] == ["untrained", "cpt", "sft_all_turns", "copy_last"]
     for row in rows:
         assert row["samples"] == 4 and 0 <= row["overall_macro"] <= 100
+        assert row["overall_ci_low"] <= row["overall_macro"] <= row["overall_ci_high"]
         assert row["terminal"] is not None and row["search"] is not None and row["web"] is None
         assert 0 <= row["echo_rate"] <= 1 and 0 <= row["malformed_rate"] <= 1
     assert rows[-1]["malformed_rate"] == 0  # copy-last always answers in the format
@@ -51,6 +52,19 @@ def test_ablation_table_scores_variants_and_baseline(tmp_path: Path) -> None:
     stamp = (folder / "model.safetensors").stat().st_mtime_ns
     run_ablation(tmp_path, bench_samples_fixture(), config)  # second run reuses the folders
     assert (folder / "model.safetensors").stat().st_mtime_ns == stamp
+
+
+def test_configure_on_a_base_starts_cpt_from_it_at_real_base_lengths(tmp_path: Path) -> None:
+    from training.ablation import configure
+    from training.sft_split import REAL_BASE_BUDGETS
+
+    config = configure(sft_steps=5, base_model=tmp_path / "smollm2")
+    assert config.cpt.model.checkpoint == str(tmp_path / "smollm2")
+    assert config.sft.model.checkpoint is None and config.rl.model.checkpoint is None  # chain on
+    assert config.sft.max_length == REAL_BASE_BUDGETS.sample_tokens
+    assert config.rl.max_prompt_tokens == REAL_BASE_BUDGETS.prompt_tokens
+    assert config.max_new_tokens == REAL_BASE_BUDGETS.answer_tokens
+    assert config.sft.steps.max_steps == 5
 
 
 def test_bench_samples_takes_first_per_domain(tmp_path: Path) -> None:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from bench.bootstrap import score_intervals
 from bench.evaluate import run_predictor, summarize
 from bench.official import REFERENCE_TEMPERATURE, read_official
 from bench.predictors.base import PredictorContext, build_predictor
@@ -39,6 +40,7 @@ from training.gspo import GspoConfig
 from training.model_config import use_cpu_threads
 from training.reward import hybrid_scorer
 from training.sft import SftConfig
+from training.sft_split import REAL_BASE_BUDGETS
 from training.stages import model_dir, run_cpt, run_rl, run_sft, save_untrained, with_steps
 from training.tables import RL_SPLIT, RL_SPLIT_ALL_TURNS
 from training.training_log import LOG_FILE
@@ -128,7 +130,9 @@ def score(data_dir: Path, folders: dict[str, Path], samples: Sequence[BenchSampl
         print(f"ablation: scoring {variant} on {len(samples)} bench samples", flush=True)
         _, scored, _ = run_predictor(build_predictor(spec, context), samples)
         (summary,) = summarize(scored)
-        rows.append(table_row(variant, summary))
+        overall = score_intervals(scored)["overall"]
+        rows.append({**table_row(variant, summary), "overall_ci_low": round(overall.low, 2),
+                     "overall_ci_high": round(overall.high, 2)})
     return rows
 
 
@@ -174,14 +178,27 @@ def write_table(rows: Sequence[dict[str, Any]], out_dir: Path) -> Path:
 
 def configure(variants: Sequence[str] = (), cpt_steps: int | None = None,
               sft_steps: int | None = None, rl_steps: int | None = None,
-              max_new_tokens: int = 128) -> AblationConfig:
-    """The default config with the step counts the CLI or run config give."""
-    base = AblationConfig(max_new_tokens=max_new_tokens, variants=tuple(variants))
+              max_new_tokens: int = 128, base_model: Path | None = None) -> AblationConfig:
+    """The default config with the step counts the CLI or run config give; with `base_model`
+    (a pretrained base folder) CPT and the untrained variant start from it, SFT and RL
+    continue from the previous variant, all on two threads, at the real-base lengths
+    (REAL_BASE_BUDGETS; the data's splits must be built with the base's tokenizer, as
+    `worldtrace run --base` builds them)."""
+    config = AblationConfig(max_new_tokens=max_new_tokens, variants=tuple(variants))
+    if base_model:
+        budgets = REAL_BASE_BUDGETS
+        threads = replace(config.cpt.model, cpu_threads=2)
+        config = replace(
+            config, max_new_tokens=budgets.answer_tokens,
+            cpt=replace(config.cpt, model=replace(threads, checkpoint=str(base_model))),
+            sft=replace(config.sft, model=threads, max_length=budgets.sample_tokens),
+            rl=replace(config.rl, model=threads, max_prompt_tokens=budgets.prompt_tokens,
+                       max_completion_length=budgets.answer_tokens))
     return replace(
-        base,
-        cpt=replace(base.cpt, steps=with_steps(base.cpt.steps, cpt_steps, None)),
-        sft=replace(base.sft, steps=with_steps(base.sft.steps, sft_steps, None)),
-        rl=replace(base.rl, steps=with_steps(base.rl.steps, rl_steps, None)))
+        config,
+        cpt=replace(config.cpt, steps=with_steps(config.cpt.steps, cpt_steps, None)),
+        sft=replace(config.sft, steps=with_steps(config.sft.steps, sft_steps, None)),
+        rl=replace(config.rl, steps=with_steps(config.rl.steps, rl_steps, None)))
 
 
 def bench_samples(data_dir: Path, bench_dir: Path | None = None,

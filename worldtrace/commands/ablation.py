@@ -2,7 +2,7 @@
 
     worldtrace ablation --data DIR [--bench-dir BENCH_DIR] [--per-domain N] [--variant V ...]
                         [--cpt-steps N] [--sft-steps N] [--rl-steps N] [--max-new-tokens N]
-                        [--out DIR]
+                        [--out DIR] [--base DIR]
 
 Trains (or reuses, under DIR/models/ablation/) CPT only, CPT + SFT, CPT + SFT + RL, CPT
 without loss weighting, SFT on every turn vs one turn per trajectory (training/ablation.py),
@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
     for problem in problems:
         print(f"skipped {problem}", file=sys.stderr)
     config = configure(args.variant or (), args.cpt_steps, args.sft_steps, args.rl_steps,
-                       args.max_new_tokens)
+                       args.max_new_tokens, args.base)
     rows = run_ablation(data, samples, config)
     print(markdown(rows))
     path = write_table(rows, Path(args.out) if args.out else data / "ablation")
@@ -53,4 +53,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--rl-steps", type=int)
     parser.add_argument("--max-new-tokens", type=int, default=160)
     parser.add_argument("--out", help="folder for ablation.parquet / .md (default DATA/ablation)")
+    parser.add_argument("--base", type=Path,
+                        help="a pretrained base folder to start from (worldtrace base-model); "
+                             "DATA's splits must be built with its tokenizer (worldtrace run "
+                             "--base)")
     parser.set_defaults(run=run)
