@@ -5,6 +5,7 @@ import dagster as dg
 from assets.asset_info import with_defaults
 from assets.bench import agentworldbench, bench_predictions, bench_scores, leaderboard
 from assets.bench_rollout import bench_rollout
+from assets.checks import domain_checks
 from assets.factory import generated_traces
 from assets.ingest import raw_traces
 from assets.jobs import make_jobs
@@ -45,6 +46,7 @@ ablation_job = dg.define_asset_job(
 
 defs = dg.Definitions(
     assets=with_defaults([*ASSETS, ablation_table]),
+    asset_checks=domain_checks(),
     jobs=[*make_jobs(ASSETS), models_job, ablation_job],
     resources={"storage": storage_from_environment()},
 )

@@ -34,32 +34,11 @@ TABLES = {dg.AssetKey(t.name): t
           for t in (tables.RAW_TRAJECTORIES, tables.RAW_TURNS, tables.INGEST_QUARANTINE)}
 RAW_TRAJECTORIES, RAW_TURNS, INGEST_QUARANTINE = TABLES
 
-ingest_checks = [
-    domain_check("schema", RAW_TURNS, "Columns and types are exactly the canonical turn schema "
-                 "(sources/schema.py); blocking: every published turn table derives from it.",
-                 blocking=True),
-    domain_check("unique_turn_keys", RAW_TURNS,
-                 "(trajectory_id, turn_index) is unique: no turn is read twice."),
-    domain_check("contiguous_turn_indices", RAW_TURNS,
-                 "turn_index runs 0..n-1 in every trajectory, with no gap."),
-    domain_check("not_empty", RAW_TURNS,
-                 "A domain with configured sources has at least one turn."),
-    domain_check("schema", RAW_TRAJECTORIES, "Columns and types are exactly the canonical "
-                 "trajectory schema; blocking, like the turn schema.", blocking=True),
-    domain_check("turn_counts_match", RAW_TRAJECTORIES,
-                 "Every trajectory's n_turns equals its number of turn rows."),
-    domain_check("only_catalog_sources", RAW_TRAJECTORIES,
-                 "Every source with trajectories in the partition is in the catalog. Ingest "
-                 "replaces only the sources it reads, so the rows of a source removed from the "
-                 "catalog (or ingested into this data dir by a separate `worldtrace ingest`) "
-                 "stay; this warns, naming them and their trajectory counts. A warning, not "
-                 "blocking: rows another run put there may be wanted; delete the ones that are "
-                 "not and re-materialize."),
-    domain_check("records_reconcile", INGEST_QUARANTINE,
-                 "Records read = turns kept + quarantined, and the files hold exactly those rows: "
-                 "nothing was skipped silently."),
-]
-WARNINGS = {"only_catalog_sources"}  # checks whose failure is a warning to look at
+# The checks that read only the tables are asset checks (assets/checks.py); this one needs the
+# run's own count of records read.
+RECONCILE = domain_check("records_reconcile", INGEST_QUARANTINE,
+                         "Records read = turns kept + quarantined, and the files hold exactly "
+                         "those rows: nothing was skipped silently.")
 INFO = asset_info("ingest", kinds={"parquet", "duckdb"}, code=[sources], pii="raw")
 
 
@@ -85,7 +64,7 @@ def quarantine_metadata(path: Path, stats: IngestStats) -> dict:
                      description=table.description, **INFO)
         for key, table in TABLES.items()
     ],
-    check_specs=ingest_checks,
+    check_specs=[RECONCILE],
     partitions_def=domain_partitions,
     can_subset=True,
 )
@@ -131,30 +110,8 @@ def raw_traces(
             yield dg.MaterializeResult(asset_key=key, metadata={
                 **table_metadata(TABLES[key], storage.data_path, domain, columns), **about})
 
-    checks = {
-        (RAW_TURNS, "schema"): lambda: table_checks.schema_matches(paths[RAW_TURNS],
-                                                              tables.RAW_TURNS.schema),
-        (RAW_TURNS, "unique_turn_keys"): lambda: table_checks.unique_turn_keys(paths[RAW_TURNS]),
-        (RAW_TURNS, "contiguous_turn_indices"):
-            lambda: table_checks.contiguous_turn_indices(paths[RAW_TURNS]),
-        (RAW_TURNS, "not_empty"):
-            lambda: table_checks.partition_not_empty(paths[RAW_TURNS], len(specs)),
-        (RAW_TRAJECTORIES, "schema"):
-            lambda: table_checks.schema_matches(paths[RAW_TRAJECTORIES],
-                                                tables.RAW_TRAJECTORIES.schema),
-        (RAW_TRAJECTORIES, "turn_counts_match"):
-            lambda: table_checks.turn_counts_match(paths[RAW_TRAJECTORIES], paths[RAW_TURNS]),
-        (RAW_TRAJECTORIES, "only_catalog_sources"): lambda: table_checks.only_catalog_sources(
-            paths[RAW_TRAJECTORIES], [spec.name for spec in specs]),
-        (INGEST_QUARANTINE, "records_reconcile"): lambda: table_checks.rows_reconcile(
+    if RECONCILE.key in context.selected_asset_check_keys:
+        yield check_result(RECONCILE.name, table_checks.rows_reconcile(
             paths[RAW_TURNS], paths[INGEST_QUARANTINE], turns_kept=turns,
             quarantined=quarantined, records_read=stats.total("records_read"),
-            sources=[spec.name for spec in specs],
-        ),
-    }
-    selected_checks = {(key.asset_key, key.name) for key in context.selected_asset_check_keys}
-    for (key, name), run_check in checks.items():
-        if (key, name) in selected_checks:
-            yield check_result(name, run_check(), asset_key=key,
-                               severity=dg.AssetCheckSeverity.WARN if name in WARNINGS
-                               else dg.AssetCheckSeverity.ERROR)
+            sources=[spec.name for spec in specs]), asset_key=INGEST_QUARANTINE)

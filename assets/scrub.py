@@ -3,7 +3,8 @@
 Credentials (API keys and tokens, private keys, passwords in URLs and env dumps), e-mail
 addresses, phone numbers and IP addresses are replaced with typed placeholders numbered within
 each trajectory (quality/scrub.py). Everything published is built from the scrubbed tables, and
-a blocking check refuses them while a second pass still finds something.
+a blocking check (nothing_left_to_scrub, assets/checks.py) refuses them while a second pass
+still finds something.
 """
 
 from collections.abc import Iterator
@@ -12,11 +13,10 @@ import dagster as dg
 
 import quality.scrub
 import quality.secrets
-from assets.asset_info import asset_info, domain_check
+from assets.asset_info import asset_info
 from assets.partitions import domain_partitions
 from assets.resources import WorldtraceStorage
-from assets.table_metadata import check_result, reads, records_table, table_metadata
-from quality import checks
+from assets.table_metadata import reads, records_table, table_metadata
 from quality.scrub import scrub_partition
 from quality.tables import SCRUB_FINDINGS, SCRUBBED_TRAJECTORIES, SCRUBBED_TURNS
 from sources.tables import RAW_TRAJECTORIES, RAW_TURNS
@@ -32,15 +32,10 @@ INFO = asset_info("curate", kinds={"parquet", "polars"}, code=[quality.scrub, qu
 @dg.multi_asset(
     specs=[dg.AssetSpec(table.name, group_name="quality", description=table.description,
                         deps=reads(RAW_TRAJECTORIES, RAW_TURNS), **INFO) for table in PREVIEWS],
-    check_specs=[domain_check(
-        "nothing_left_to_scrub", SCRUBBED_TURNS.name,
-        "A second scrubbing pass over scrubbed_trajectories and scrubbed_turns finds no "
-        "credential, e-mail address, phone number or IP address; blocking: nothing downstream "
-        "is built from a table that fails it.", blocking=True)],
     partitions_def=domain_partitions,
 )
 def scrubbed_traces(context: dg.AssetExecutionContext, storage: WorldtraceStorage
-                    ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
+                    ) -> Iterator[dg.MaterializeResult]:
     """Replace secrets and personal data in one domain's trajectories and turns."""
     domain = context.partition_key
     data = storage.data_path
@@ -61,6 +56,3 @@ def scrubbed_traces(context: dg.AssetExecutionContext, storage: WorldtraceStorag
     for table, preview in PREVIEWS.items():
         yield dg.MaterializeResult(asset_key=table.name, metadata={
             **table_metadata(table, data, domain, preview), **counts})
-    yield check_result("nothing_left_to_scrub", checks.nothing_left_to_scrub(
-        paths[SCRUBBED_TRAJECTORIES], paths[SCRUBBED_TURNS]),
-        asset_key=dg.AssetKey(SCRUBBED_TURNS.name))

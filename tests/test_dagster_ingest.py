@@ -8,11 +8,13 @@ import dagster as dg
 import pyarrow.parquet as pq
 import pytest
 
+from assets.checks import domain_checks
 from assets.ingest import raw_traces
 from assets.resources import WorldtraceStorage
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE_CATALOG = REPO_ROOT / "sources.example.toml"
+INGEST = [raw_traces, *domain_checks([raw_traces])]  # the asset and its table checks
 
 
 @pytest.mark.parametrize("domain", ["terminal", "web"])
@@ -20,7 +22,7 @@ def test_raw_traces_partition_materializes_with_passing_checks(
     traces_dir: Path, tmp_path: Path, domain: str
 ) -> None:
     storage = WorldtraceStorage(data_dir=str(tmp_path), catalog=str(EXAMPLE_CATALOG))
-    result = dg.materialize([raw_traces], partition_key=domain, resources={"storage": storage})
+    result = dg.materialize(INGEST, partition_key=domain, resources={"storage": storage})
     assert result.success
     checks = result.get_asset_check_evaluations()
     assert len(checks) == 8
@@ -46,7 +48,7 @@ def test_empty_partition_with_sources_fails_its_check(tmp_path: Path) -> None:
     empty.mkdir()
     catalog.write_text(f'[[source]]\nname = "nothing"\ndomain = "os"\npath = "{empty}"\n')
     storage = WorldtraceStorage(data_dir=str(tmp_path / "data"), catalog=str(catalog))
-    result = dg.materialize([raw_traces], partition_key="os", resources={"storage": storage},
+    result = dg.materialize(INGEST, partition_key="os", resources={"storage": storage},
                             raise_on_error=False)
     verdicts = {(c.asset_key.to_user_string(), c.check_name): c.passed
                 for c in result.get_asset_check_evaluations()}
@@ -56,7 +58,7 @@ def test_empty_partition_with_sources_fails_its_check(tmp_path: Path) -> None:
 
 def test_selecting_raw_turns_alone_materializes_only_it(traces_dir: Path, tmp_path: Path) -> None:
     storage = WorldtraceStorage(data_dir=str(tmp_path), catalog=str(EXAMPLE_CATALOG))
-    result = dg.materialize([raw_traces], selection="raw_turns", partition_key="os",
+    result = dg.materialize(INGEST, selection="raw_turns", partition_key="os",
                             resources={"storage": storage})
     materialized = {e.asset_key.to_user_string() for e in result.get_asset_materialization_events()}
     assert materialized == {"raw_turns"}
@@ -85,7 +87,7 @@ def test_partition_keeps_another_runs_source_and_warns_about_it(
     data = tmp_path / "data"
     write_tables([make_spec("hand-copied", traces_dir / "os", "os")], data)
     storage = WorldtraceStorage(data_dir=str(data), catalog=str(EXAMPLE_CATALOG))
-    result = dg.materialize([raw_traces], partition_key="os", resources={"storage": storage})
+    result = dg.materialize(INGEST, partition_key="os", resources={"storage": storage})
     assert result.success
     assert outside_catalog_warning(result).startswith("hand-copied (")
     rows = pq.read_table(data / "raw_trajectories" / "domain=os").to_pylist()
@@ -105,11 +107,29 @@ def test_a_source_removed_from_the_catalog_is_named_by_a_warning(
     catalog.write_text(example + f'\n[[source]]\nname = "retired"\ndomain = "os"\n'
                                  f'path = "{traces_dir / "os"}"\n', encoding="utf-8")
     storage = WorldtraceStorage(data_dir=str(data), catalog=str(catalog))
-    first = dg.materialize([raw_traces], partition_key="os", resources={"storage": storage})
+    first = dg.materialize(INGEST, partition_key="os", resources={"storage": storage})
     assert all(c.passed for c in first.get_asset_check_evaluations())
     retired = pq.read_table(data / "raw_trajectories" / "domain=os").to_pylist()
     count = sum(row["source"] == "retired" for row in retired)
     catalog.write_text(example, encoding="utf-8")
-    second = dg.materialize([raw_traces], partition_key="os", resources={"storage": storage})
+    second = dg.materialize(INGEST, partition_key="os", resources={"storage": storage})
     assert second.success
     assert outside_catalog_warning(second) == f"retired ({count} trajectories)"
+
+
+def test_table_checks_are_their_own_steps(traces_dir: Path, tmp_path: Path) -> None:
+    """The checks that read only the tables are asset checks, each its own step after the
+    asset (the run's step keys name them), declared once in assets/checks.py; only the one
+    that needs the run's counts is evaluated inside raw_traces."""
+    storage = WorldtraceStorage(data_dir=str(tmp_path), catalog=str(EXAMPLE_CATALOG))
+    result = dg.materialize(INGEST, partition_key="web", resources={"storage": storage})
+    steps = {event.step_key: event.event_specific_data.check_name
+             for event in result.all_events
+             if event.event_type == dg.DagsterEventType.ASSET_CHECK_EVALUATION}
+    assert steps == {
+        "raw_turns_schema": "schema", "raw_turns_unique_turn_keys": "unique_turn_keys",
+        "raw_turns_contiguous_turn_indices": "contiguous_turn_indices",
+        "raw_turns_not_empty": "not_empty", "raw_trajectories_schema": "schema",
+        "raw_trajectories_turn_counts_match": "turn_counts_match",
+        "raw_trajectories_only_catalog_sources": "only_catalog_sources",
+        "raw_traces": "records_reconcile"}

@@ -7,6 +7,7 @@ from pathlib import Path
 import dagster as dg
 import pyarrow.parquet as pq
 
+from assets.checks import domain_checks
 from assets.ingest import raw_traces
 from assets.resources import WorldtraceStorage
 from assets.scrub import scrubbed_traces
@@ -19,7 +20,8 @@ def test_scrubbed_traces_replace_fixture_emails_and_pass_the_blocking_check(
 ) -> None:
     storage = WorldtraceStorage(data_dir=str(tmp_path),
                                 catalog=str(REPO_ROOT / "sources.example.toml"))
-    result = dg.materialize([raw_traces, scrubbed_traces], partition_key="mcp",
+    result = dg.materialize([raw_traces, scrubbed_traces,
+                             *domain_checks([scrubbed_traces])], partition_key="mcp",
                             resources={"storage": storage})
     assert result.success
     scrub_checks = [c for c in result.get_asset_check_evaluations()

@@ -12,6 +12,7 @@ import pytest
 from ui_markdown import ui_problems
 
 from assets.asset_info import with_defaults
+from assets.checks import domain_checks
 from assets.definitions import ASSETS, defs
 from assets.factory import generated_traces
 from assets.ingest import raw_traces
@@ -37,11 +38,15 @@ def test_every_asset_has_owners_kinds_tags_and_a_code_version() -> None:
 
 
 def test_every_check_is_described_and_partitioned_like_its_asset() -> None:
-    checks = [(asset, spec) for asset in with_defaults(ASSETS) for spec in asset.check_specs]
-    assert len(checks) >= 12
-    for asset, spec in checks:
+    partitioned = {key for asset in ASSETS if asset.partitions_def for key in asset.keys}
+    checks = [(spec.asset_key in partitioned, spec) for asset in with_defaults(ASSETS)
+              for spec in asset.check_specs]
+    checks += [(spec.asset_key in partitioned, spec) for definition in domain_checks()
+               for spec in definition.check_specs]
+    assert len(checks) >= 17
+    for on_partitioned, spec in checks:
         assert spec.description and len(spec.description) > 20, spec.key
-        if asset.partitions_def is not None:
+        if on_partitioned:
             assert spec.partitions_def == domain_partitions, spec.key
     blocking = {spec.name for _, spec in checks if spec.blocking}
     assert {"schema", "weights_in_unit_interval", "nothing_left_to_scrub"} <= blocking
@@ -59,7 +64,8 @@ def web_run(traces_dir: Path, tmp_path_factory: pytest.TempPathFactory
     data = tmp_path_factory.mktemp("ui")
     storage = WorldtraceStorage(data_dir=str(data), catalog=str(REPO_ROOT / "sources.example.toml"))
     domain_assets = [raw_traces, turn_features, turn_labels, scrubbed_traces]
-    result = dg.materialize(domain_assets, partition_key="web", resources={"storage": storage})
+    result = dg.materialize([*domain_assets, *domain_checks(domain_assets)], partition_key="web",
+                            resources={"storage": storage})
     assert result.success
     dedup = dg.materialize([trajectory_dedup], resources={"storage": storage})
     assert dedup.success

@@ -13,8 +13,10 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from curated_pipeline import write_corpus
+
 from sources.catalog import make_spec
-from sources.factory.scale import generate_corpus, source_name
+from sources.factory.scale import source_name
 from sources.ingest import write_tables
 from sources.schema import DOMAINS
 
@@ -65,13 +67,8 @@ EXPECTED_SHA256 = {
 
 
 def test_ingest_writes_the_same_bytes_as_before_the_restructuring(tmp_path: Path) -> None:
+    write_corpus(tmp_path)
     corpus, data = tmp_path / "corpus", tmp_path / "data"
-    generate_corpus(corpus, list(DOMAINS), 3, 7)
-    for domain in DOMAINS:
-        folder = corpus / domain / source_name(domain)
-        first = sorted(folder.iterdir())[0]
-        whole = first.read_bytes()
-        (folder / f"zz-truncated-{first.name}").write_bytes(whole[: len(whole) // 2])
     write_tables([make_spec(source_name(d), corpus / d / source_name(d), d) for d in DOMAINS],
                  data)
     written = {path.relative_to(data).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
