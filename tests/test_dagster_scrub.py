@@ -27,7 +27,7 @@ def test_scrubbed_traces_replace_fixture_emails_and_pass_the_blocking_check(
     scrub_checks = [c for c in result.get_asset_check_evaluations()
                     if c.check_name == "nothing_left_to_scrub"]
     assert [c.passed for c in scrub_checks] == [True]
-    spec = next(iter(scrubbed_traces.check_specs))
+    spec = next(iter(domain_checks([scrubbed_traces])[0].check_specs))
     assert spec.blocking and spec.description
     metadata = {e.asset_key.to_user_string(): e.materialization.metadata
                 for e in result.get_asset_materialization_events()}
