@@ -173,20 +173,26 @@ def _connect(config: FeatureConfig) -> duckdb.DuckDBPyConnection:
 
 def _render_turn_sql(config: FeatureConfig) -> str:
     """turn_features.sql with the error and empty-output patterns of quality/patterns.py."""
-    def matches(regexes: tuple[str, ...]) -> str:
-        return f"regexp_matches(t.head_tail, {sql_literal(patterns.any_of(regexes))})"
+    def checks(column: str) -> str:
+        """Any error pattern of the observation's format found in `column`."""
+        def matches(regexes: tuple[str, ...]) -> str:
+            return f"regexp_matches(t.{column}, {sql_literal(patterns.any_of(regexes))})"
 
-    checks = [matches(patterns.GENERIC_ERRORS + patterns.REFUSALS)]
-    for fmt, extra in sorted(patterns.FORMAT_ERRORS.items()):
-        checks.append(f"(t.observation_format = {sql_literal(fmt)} AND "
-                      f"{matches(extra)})")
+        found = [matches(patterns.GENERIC_ERRORS + patterns.REFUSALS)]
+        for fmt, extra in sorted(patterns.FORMAT_ERRORS.items()):
+            found.append(f"(t.observation_format = {sql_literal(fmt)} AND {matches(extra)})")
+        return "\n                OR ".join(found)
+
     wrappers = sql_literal(patterns.any_of(patterns.EMPTY_OUTPUT_WRAPPERS))
     errors = sql_literal(patterns.any_of(patterns.GENERIC_ERRORS + patterns.REFUSALS))
-    recovered = (f"(regexp_matches(t.last_line, {sql_literal(patterns.SUCCESS_LAST_LINE)}) "
-                 f"AND NOT regexp_matches(t.last_line, {errors}))")
+    success = sql_literal(patterns.SUCCESS_LAST_LINE)
+    recovered = " OR ".join(f"(regexp_matches({line}, {success}) AND NOT regexp_matches({line}, "
+                            f"{errors}))" for line in ("t.last_line", "t.first_line"))
     return (load_sql(__file__, "turn_features.sql")
-            .replace("{error_text}", "\n                OR ".join(checks))
-            .replace("{recovered}", recovered)
+            .replace("{error_text}", checks("head_tail"))
+            .replace("{edge_error_text}", checks("edge_lines"))
+            .replace("{output_status}", sql_literal(patterns.OUTPUT_STATUS))
+            .replace("{recovered}", f"({recovered})")
             .replace("{trailing_prompts}", sql_literal(patterns.TRAILING_PROMPTS))
             .replace("{empty_wrappers}", wrappers)
             .replace("$head_tail_chars", str(int(config.head_tail_chars))))

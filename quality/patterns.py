@@ -22,7 +22,8 @@ GENERIC_ERRORS: tuple[str, ...] = (
     # A line that starts with an exception or error name: "ValueError: ...", "error: ...",
     # "fatal: not a git repository", "panic: ...", "Error: ENOENT", "Network Error: ...",
     # "Fatal error: ...", "Failed to connect ...".
-    r"(?m)^\s*[A-Za-z_.]*(Error|Exception)(:|$)",
+    # (pytest marks the lines of a failure's report with "E   ")
+    r"(?m)^\s*(E {2,})?[A-Za-z_.]*(Error|Exception)(:|$)",
     r"(?im)^\s*([a-z]+ )?(error|fatal|panic)(\[[\w-]+\])?\s*:",
     r"(?im)^\s*failed to\b",
     # A log line at an error level ("[ERROR]: ...", "ERROR 2024-01-01 ..."), apt's "E: ".
@@ -38,6 +39,7 @@ GENERIC_ERRORS: tuple[str, ...] = (
     r"(not found|does not exist)",
     # coreutils / shell wording.
     r"(?i)(command not found|no such file or directory|permission denied|segmentation fault"
+    r"|no module named "
     r"|is not recognized as an internal or external command|cannot access '|not a directory)",
     # Exit status spelled out by a harness: mini-swe-agent's <returncode>1</returncode>,
     # OpenHands' "[Command finished with exit code 1]", "exit status 2", "return code: 127".
@@ -58,6 +60,7 @@ REFUSALS: tuple[str, ...] = (
     r"(?i)\b(introduced|has|have|contains?|found) (new )?(syntax|lint|linting) errors?\b",
     r"(?i)\b(edit|change)s? (was|were|has been|have been) (rejected|reverted|not applied)\b",
     r"(?i)\b(security violation|access denied|not permitted|is not allowed|are not allowed)\b",
+    r"(?i)\baccess to [^\n]{1,80} is (restricted|denied|forbidden)\b",
     r"(?i)\btimed out\b",
     r"(?i)\bno such (file|directory|table|column|key|user|element|host)\b",
     r'\A\s*\{\s*"(total|total_results|totalCount|total_count|num_results|hits)"\s*:\s*0\b',
@@ -70,6 +73,8 @@ TOOL_ERRORS: tuple[str, ...] = (
     r'"(isError|is_error)"\s*:\s*true',
     r'\A\s*\{\s*"error"\s*:',
     r'"status"\s*:\s*"(error|failed|failure)"',
+    # an HTTP error status in a JSON reply ({"status": 400, "object": "error", ...})
+    r'"(status|status_code|statusCode)"\s*:\s*[45][0-9]{2}\b',
     r'"success"\s*:\s*false',
     r"(?i)\A\s*(\[\s*)?(error|failed|failure|exception)\b",
     r'(?i)"text"\s*:\s*"(error|failed|failure|exception)\b',
@@ -116,6 +121,13 @@ FORMAT_ERRORS: dict[str, tuple[str, ...]] = {
 # are dropped first (TRAILING_PROMPTS).
 SUCCESS_LAST_LINE = r"(?i)(success|succeeded|\bdone\b|\bcompleted?\b|\bsaved\b|\bpassed\b|✅|✓)"
 TRAILING_PROMPTS = r"(\s*\n\s*([\w.-]+@[\w.-]+:[~/\w.-]*[#$]|bash-\$)?[ \t]*)+$"
+
+# A harness's exit-status markup around an output, dropped before its first and last lines are
+# read for an error message when the exit code is 0: mini-swe-agent's <returncode> and
+# <output> tags, "Command completed with return code: 0", "[Command finished with exit code 0]".
+OUTPUT_STATUS = (r"(?i)<returncode>\s*-?\d+\s*</returncode>|</?output>"
+                 r"|(?m)^[ \t]*\[?[^\n]{0,20}(completed|finished|exited) with (return|exit) "
+                 r"(code|status)[^\n]*$")
 
 # Removed before counting an observation's content characters: text that harnesses print in
 # place of an empty output. An observation with no letter or digit left is `empty`.

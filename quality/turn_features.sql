@@ -20,11 +20,28 @@ WITH texts AS (
         CASE WHEN length(observation) <= 2 * $head_tail_chars THEN observation
              ELSE left(observation, $head_tail_chars) || chr(10)
                   || right(observation, $head_tail_chars)
-        END AS head_tail,
-        -- the last line once trailing prompts and blank lines are dropped (patterns.py)
-        regexp_extract(regexp_replace(right(observation, 400), {trailing_prompts}, ''),
-                       '[^\n]*$') AS last_line
+        END AS head_tail
     FROM turns
+),
+stripped AS (
+    SELECT
+        *,
+        -- the output once the harness's exit-status markup is dropped (patterns.OUTPUT_STATUS)
+        trim(regexp_replace(head_tail, {output_status}, '', 'g'), e' \t\n\r') AS bare
+    FROM texts
+),
+edged AS (
+    SELECT
+        * EXCLUDE (bare),
+        -- its first and last lines: where a failure shows when the exit code says 0, and
+        -- where a log that recovered, or a reply that succeeded, says so (patterns.py)
+        regexp_extract(bare, '^[^\n]*') AS first_line,
+        -- (the last once trailing prompts and blank lines are dropped)
+        regexp_extract(regexp_replace(right(bare, 400), {trailing_prompts}, ''), '[^\n]*$')
+            AS last_line,
+        regexp_extract(bare, '^[^\n]*') || chr(10) || regexp_extract(bare, '[^\n]*$')
+            AS edge_lines
+    FROM stripped
 ),
 measured AS (
     SELECT
@@ -34,10 +51,13 @@ measured AS (
             WHEN is_error THEN 'flag'
             WHEN exit_code <> 0 THEN 'exit_code'
             WHEN exit_code IS NULL AND ({error_text}) AND NOT {recovered} THEN 'pattern'
+            -- exit code 0 (often a pipe's last command's: `2>&1 | head`) and the output opens
+            -- or ends with an error message: the command failed all the same
+            WHEN exit_code = 0 AND ({edge_error_text}) AND NOT {recovered} THEN 'pattern'
         END AS error_source,
         in_prev_obs / (obs_shingles + lag(obs_shingles) OVER trajectory - in_prev_obs)
             AS jaccard_with_prev
-    FROM texts AS t
+    FROM edged AS t
     WINDOW trajectory AS (PARTITION BY traj ORDER BY turn)
 )
 SELECT

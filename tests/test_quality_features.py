@@ -33,7 +33,7 @@ def hand_made() -> dict:
         "t2.json": trajectory("flags", [
             ("false", "nothing here", {"exit_code": 1}),
             ("call", "ok fine", {"is_error": True}),
-            ("true", "Error: this text says error but the exit code is 0", {"exit_code": 0}),
+            ("true", "a report\nthat says Error: in its middle\nbut ends well", {"exit_code": 0}),
             ("x", "<returncode>0</returncode>\n<output>\n</output>"),
             ("mkdir -p src/x", "$ mkdir -p src/x\n$ "),
         ]),
@@ -96,7 +96,9 @@ def test_is_error_sources(features):
     assert features["t1.json", 4]["error_source"] == "pattern"  # traceback, no exit code
     assert features["t2.json", 0]["error_source"] == "exit_code"
     assert features["t2.json", 1]["error_source"] == "flag"
-    assert features["t2.json", 2]["is_error"] is False  # exit code 0 beats the word "Error"
+    # exit code 0 beats the word "Error" in the middle of an output (policy v11: not when the
+    # output opens or ends with an error message; see test_exit_code_0_with_an_error_at_an_edge)
+    assert features["t2.json", 2]["is_error"] is False
     assert features["t1.json", 0]["is_error"] is False
 
 
@@ -169,3 +171,36 @@ def test_empty_partition(tmp_path):
 
 def test_config_names_its_parameters():
     assert str(FeatureConfig()).startswith("3ng_words_maskids_128perm_s1_8b_16r_t0.9")
+
+
+def test_exit_code_0_with_an_error_at_an_edge(tmp_path):
+    """Policy v11: an exit code of 0 (a pipe's last command, a script printing its own
+    traceback) does not hide an error message that opens or ends the output, once the harness's
+    exit-status markup is dropped; one in its middle, or one after a first line that reports
+    success, is no error. Real shapes of the realdev2 sample."""
+    steps = [
+        ("python3 -m pylint x.py 2>&1 | head -30",
+         "<returncode>0</returncode>\n<output>\n/usr/bin/python3: No module named pylint\n"
+         "</output>", {"exit_code": 0}),
+        ("python -m pytest -x 2>&1 | head", "<returncode>0</returncode>\n<output>\nImportError "
+         "while loading conftest 'c.py'.\ntests/base.py:5: in <module>\n    import simplejson\n"
+         "E   ModuleNotFoundError: No module named 'simplejson'\n</output>", {"exit_code": 0}),
+        ("python explore.py", "<returncode>0</returncode>\n<output>\nNaive index: 3\nError: "
+         "float() argument must be a string\nCan convert to float: [3.6]\n</output>",
+         {"exit_code": 0}),
+        ('run_command({"command": "curl -s https://example.org/data.csv"})',
+         "Access to dataset org/data is restricted. You must be authenticated to access it.\n\n"
+         "Command completed with return code: 0", {"action_kind": "tool_call"}),
+        ('run_query({"query": "INSERT INTO t SELECT 1"})',
+         "Query executed successfully.\nTotal rows: 0, Returned: 0\n\nNo results returned.",
+         {"action_kind": "tool_call", "observation_format": "tool_result_text"}),
+        ('post_page({"parent": "p1"})',
+         '{"status":400,"object":"error","code":"validation_error","message":"body failed"}',
+         {"action_kind": "tool_call", "observation_format": "tool_result_json"}),
+    ]
+    turns, _ = write_partition(tmp_path, "swe", {"edges.json": trajectory("edges", steps)})
+    out = tmp_path / "features.parquet"
+    compute_turn_features(turns, out)
+    rows = sorted(pq.read_table(out).to_pylist(), key=lambda r: r["turn_index"])
+    assert [r["is_error"] for r in rows] == [True, True, False, True, False, True]
+    assert {r["error_source"] for r in rows if r["is_error"]} == {"pattern"}
