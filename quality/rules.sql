@@ -30,10 +30,13 @@ SELECT
         WHEN f.ack_phrase AND f.arg_chars_found >= $echo_min_arg_chars
              AND f.ack_words <= $echo_max_ack_words THEN 'echo.ack_arguments'
         -- a created or updated object that returns the fields the call sent
-        WHEN (f.fields_mirrored >= $echo_min_fields_mirrored
-              AND f.fields_mirrored >= $echo_min_mirrored_share * f.fields_sent)
-             OR (f.write_call AND f.fields_sent >= 1
-                 AND f.fields_mirrored = f.fields_sent) THEN 'echo.mirrored_fields'
+        -- (and not much more: a result list that repeats its query is the results)
+        WHEN ((f.fields_mirrored >= $echo_min_fields_mirrored
+               AND f.fields_mirrored >= $echo_min_mirrored_share * f.fields_sent)
+              OR (f.write_call AND f.fields_sent >= 1
+                  AND f.fields_mirrored = f.fields_sent))
+             AND f.novel_shingles <= $echo_max_novel_shingles_mirrored
+             THEN 'echo.mirrored_fields'
         -- what is new is the action's own text (its new words: in a short reply)
         WHEN f.overlap_action >= $echo_min_overlap_action
              OR (f.novel_shingles >= 1 AND f.novelty <= $echo_max_novelty
