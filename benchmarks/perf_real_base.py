@@ -57,9 +57,10 @@ def build_split(work: Path, base: Path) -> None:
 def train(work: Path, base: Path, args: argparse.Namespace) -> Path:
     from training.model_config import ModelConfig
     from training.runner import StepConfig
-    from training.sft import SftConfig
+    from training.sft import SftConfig, read_sft_split, train_sft
     from training.sft_split import REAL_BASE_BUDGETS
-    from training.stages import model_dir, run_sft
+    from training.stages import model_dir, partitions
+    from training.tables import SFT_SPLIT
     from training.training_log import LOG_FILE, TrainingLog
 
     folder = model_dir(work, args.name)
@@ -73,8 +74,10 @@ def train(work: Path, base: Path, args: argparse.Namespace) -> Path:
                        steps=StepConfig(max_steps=args.sft_steps, batch_size=args.batch_size,
                                         learning_rate=learning_rate, warmup_steps=2,
                                         logging_steps=5, save_steps=10))
-    with stopwatch() as lap:
-        log = run_sft(work, config, name=args.name)
+    splits = read_sft_split(partitions(work, SFT_SPLIT))
+    with stopwatch() as lap:  # evaluating 50 validation samples costs minutes on a busy CPU
+        log = train_sft(splits["train"], base, folder, config,
+                        validation=None if args.skip_eval else splits["validation"])
     print(f"sft: {log.summary()}; wall {lap.wall:.0f} s, peak RSS {peak_rss_mb():.0f} MiB",
           flush=True)
     return folder
@@ -103,9 +106,12 @@ def score(work: Path, base: Path, sft: Path, args: argparse.Namespace) -> None:
     rows: dict[str, list[dict]] = {}
     for name in args.predictors.split(","):
         path = out / f"scores_{name}.parquet"
-        if path.exists():
-            rows[name] = pq.read_table(path).to_pylist()
-            continue
+        if path.exists():  # scored before, maybe on more samples: keep these samples' rows
+            wanted = {sample.id for sample in samples}
+            cached = [r for r in pq.read_table(path).to_pylist() if r["id"] in wanted]
+            if len(cached) == len(samples):
+                rows[name] = cached
+                continue
         if name in folders:
             predictor = HfLocalPredictor(HfLocalConfig(
                 folders[name], batch_size=8, max_new_tokens=context.max_new_tokens,
@@ -150,6 +156,8 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=4)
     parser.add_argument("--learning-rate", type=float)
     parser.add_argument("--lora-rank", type=int, default=0)
+    parser.add_argument("--skip-eval", action="store_true",
+                        help="no eval_loss on sft_split's validation rows after SFT")
     parser.add_argument("--threads", type=int, default=1,
                         help="torch threads (2 on a quiet machine; 1 when it is shared)")
     parser.add_argument("--predictors", default="copy_last,retrieval,base,sft")
