@@ -116,7 +116,7 @@ def score(work: Path, base: Path, sft: Path, args: argparse.Namespace) -> None:
             predictor = HfLocalPredictor(HfLocalConfig(
                 folders[name], batch_size=8, max_new_tokens=context.max_new_tokens,
                 max_prompt_tokens=context.max_prompt_tokens, temperature=context.temperature,
-                cpu_threads=args.threads, progress=True))
+                cpu_threads=args.threads))
         else:
             predictor = build_predictor(name, context)
         with stopwatch() as lap:
