@@ -43,6 +43,7 @@ from release.published import (
     write_shard,
 )
 from sources.storage import atomic_path
+from training.export import save_dataset_dict
 
 VERSION_PATTERN = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+_-]*")
 LEADERBOARD_FILES = ("leaderboard.md", "leaderboard.csv", "leaderboard.png")
@@ -171,9 +172,9 @@ def _export_dataset_dict(root: Path, splits: dict[str, int]) -> None:
         return
     datasets.disable_progress_bars()
     shards = {domain: root / shard_path("turns", domain) for domain in splits}
-    datasets.DatasetDict({
-        domain: datasets.Dataset(pq.read_table(path), fingerprint=sha256_file(path)[:16])
-        for domain, path in shards.items()}).save_to_disk(str(root / "hf" / "turns"))
+    save_dataset_dict({domain: pq.read_table(path) for domain, path in shards.items()},
+                      root / "hf" / "turns",
+                      {domain: sha256_file(path)[:16] for domain, path in shards.items()})
 
 
 def _copy_bench(data_dir: Path, root: Path, stats: ExportStats) -> dict[str, str]:

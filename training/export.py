@@ -10,7 +10,7 @@ written, so the two never disagree.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pyarrow as pa
@@ -32,9 +32,18 @@ def export_dataset_dict(data_dir: Path, table: Table, domains: Sequence[str]) ->
     combined = pa.concat_tables([pq.read_table(p) for p in paths]).replace_schema_metadata(None)
     splits = (by_split(combined, str(table.dir(data_dir)))
               if "split" in combined.column_names else {"train": combined})
-    out = table.dir(data_dir) / HF_FOLDER
+    return save_dataset_dict(splits, table.dir(data_dir) / HF_FOLDER)
+
+
+def save_dataset_dict(splits: Mapping[str, pa.Table], out: Path,
+                      fingerprints: Mapping[str, str] | None = None) -> Path:
+    """The splits as a DatasetDict saved at `out` (atomically): what the splits' hf folders and
+    a release's hf/turns are written by. A fingerprint per split (a hash of its file) makes
+    state.json the same on every build."""
+    fingerprints = fingerprints or {}
     with atomic_path(out) as tmp:
         # an empty split saved with datasets' default 0 shards does not load back: give it one
-        DatasetDict({name: Dataset(rows) for name, rows in splits.items()}).save_to_disk(
+        DatasetDict({name: Dataset(rows, fingerprint=fingerprints.get(name))
+                     for name, rows in splits.items()}).save_to_disk(
             str(tmp), num_shards={name: 1 for name, rows in splits.items() if not rows.num_rows})
     return out
