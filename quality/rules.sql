@@ -71,7 +71,7 @@ SELECT
              THEN 'unchanged.revisit'
         -- ... also once clocks, counters and ids are masked, or line by line: a view
         -- shown before with only the lines the action touched changed
-        WHEN f.repeat_masked = 2
+        WHEN f.repeat_masked = 2 AND f.obs_shingles >= $unchanged_min_view_shingles
              AND (f.observation_format NOT IN ('ui_elements', 'a11y_tree', 'html', 'page_text')
                   OR f.jaccard_prev >= $unchanged_min_screen_jaccard_prev)
              THEN 'unchanged.revisit_masked'
