@@ -44,7 +44,12 @@ SELECT
                       OR f.overlap_action >= $echo_min_overlap_action_with_context))
              OR (f.new_words_in_action >= $echo_min_new_words_in_action
                  AND f.novelty <= $echo_max_novelty_new_words
-                 AND f.novel_shingles <= $echo_max_novel_shingles_new_words)
+                 AND f.novel_shingles <= $echo_max_novel_shingles_new_words
+                 -- (a GUI screen: the previous screen with the typed text in it, not an
+                 -- earlier screen come back around it)
+                 AND (f.observation_format NOT IN ('ui_elements', 'a11y_tree', 'html',
+                                                   'page_text')
+                      OR f.jaccard_prev >= $unchanged_min_screen_jaccard_prev))
              THEN 'echo.action_text'
         -- the same observation, as a whole, in many trajectories
         WHEN f.corpus_frequency >= b.min_trajectories THEN 'boilerplate.corpus_frequency'
