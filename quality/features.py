@@ -33,7 +33,6 @@ names the file it wrote, is the same text in every trajectory once those words a
 
 from __future__ import annotations
 
-import os
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -66,6 +65,7 @@ from sources.storage import (
     PARTS_SUFFIX,
     atomic_path,
     load_sql,
+    owner_tag,
     query_arrow,
     remove_stale_beside,
     sql_literal,
@@ -132,7 +132,7 @@ def compute_turn_features(turns_path: Path, out_path: Path,
     stats = FeatureStats(config=str(config))
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    part_path = out_path.with_name(f".{out_path.name}{PARTS_SUFFIX}{os.getpid()}")
+    part_path = out_path.with_name(f".{out_path.name}{PARTS_SUFFIX}{owner_tag()}")
     remove_stale_beside(out_path)  # a killed run's parts file
     queries = (load_sql(__file__, "short_pairs.sql"), _render_turn_sql(config))
     common = _partition_common_words(turns_path, config)

@@ -36,6 +36,7 @@ from sources.storage import (
     FRESH_SUFFIX,
     ROWS_PER_BATCH,
     atomic_path,
+    owner_tag,
     partition_path,
     remove_stale_temps,
 )
@@ -164,7 +165,7 @@ class RunOutput:
 
     def fresh_path(self, table: str, domain: str) -> Path:
         final = partition_path(self.data_dir, table, domain)
-        return final.with_name(f".{final.name}{FRESH_SUFFIX}{os.getpid()}")
+        return final.with_name(f".{final.name}{FRESH_SUFFIX}{owner_tag()}")
 
     def open_path(self, table: str, domain: str) -> Path:
         """The fresh path a sink writes, remembered so that it is placed or dropped."""

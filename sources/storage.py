@@ -14,6 +14,7 @@ import glob
 import os
 import re
 import shutil
+import socket
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
@@ -49,17 +50,26 @@ def table_glob(data_dir: Path | str, table: str) -> str:
 
 # --- atomic writes ------------------------------------------------------------------------------
 
-TEMP_SUFFIX = ".tmp-"  # .{name}.tmp-<pid>: a file being written
-OLD_SUFFIX = ".old-"  # .{name}.old-<pid>: a folder being replaced
-FRESH_SUFFIX = ".fresh-"  # .{name}.fresh-<pid>: an ingest run's rows, before they are placed
-PARTS_SUFFIX = ".parts-"  # .{name}.parts-<pid>: a step's intermediate file (turn_features)
+TEMP_SUFFIX = ".tmp-"  # .{name}.tmp-<host>-<pid>: a file being written
+OLD_SUFFIX = ".old-"  # .{name}.old-<host>-<pid>: a folder being replaced
+FRESH_SUFFIX = ".fresh-"  # .{name}.fresh-<host>-<pid>: an ingest run's rows, not yet placed
+PARTS_SUFFIX = ".parts-"  # .{name}.parts-<host>-<pid>: a step's intermediate file (features)
 STAGING_PREFIX = "_staging-"  # _staging-<pid>: the staging folder of older ingest runs
-_PID_TAIL = re.compile(r"(?:\.tmp-|\.old-|\.fresh-|\.parts-|^_staging-)(\d+)$")
+# The writer's tag at the end of a temporary name: host and pid (a data directory on shared
+# storage is written from several machines; a pid says nothing about another host's processes).
+# Names without a host (older versions) are this machine's.
+_OWNER_TAIL = re.compile(r"(?:.*(?:\.tmp|\.old|\.fresh|\.parts)|_staging)"  # the last one
+                         r"-(?:(?P<host>[\w.-]+?)-)?(?P<pid>\d+)")
+
+
+def owner_tag() -> str:
+    """`<host>-<pid>`: who writes a temporary file (the end of its name)."""
+    return f"{socket.gethostname()}-{os.getpid()}"
 
 
 def _temp_beside(path: Path) -> Path:
     """A hidden temporary name in the same folder (same filesystem, so the rename is atomic)."""
-    return path.with_name(f".{path.name}{TEMP_SUFFIX}{os.getpid()}")
+    return path.with_name(f".{path.name}{TEMP_SUFFIX}{owner_tag()}")
 
 
 def process_alive(pid: int) -> bool:
@@ -74,9 +84,12 @@ def process_alive(pid: int) -> bool:
 
 
 def _stale(path: Path) -> bool:
-    """A temporary name of a process that is gone (not this one)."""
-    match = _PID_TAIL.search(path.name)
-    return bool(match) and int(match[1]) != os.getpid() and not process_alive(int(match[1]))
+    """A temporary name of a process of this machine that is gone (not this one)."""
+    match = _OWNER_TAIL.fullmatch(path.name)
+    if not match or match["host"] not in (None, socket.gethostname()):
+        return False
+    pid = int(match["pid"])
+    return pid != os.getpid() and not process_alive(pid)
 
 
 def remove_stale_beside(path: Path) -> list[Path]:
@@ -93,8 +106,8 @@ def remove_stale_beside(path: Path) -> list[Path]:
 def remove_stale_temps(data_dir: Path | str, tables: list[str]) -> list[Path]:
     """Remove what a killed writer left in `data_dir`: temporary, fresh and old files of the
     partitions of `tables`, and old `_staging-<pid>` folders, whose process is gone (SIGKILL
-    runs no cleanup). A live process's files are kept: it may be a concurrent partition run.
-    Returns what was removed."""
+    runs no cleanup). A live process's files are kept: it may be a concurrent partition run;
+    so are another host's. Returns what was removed."""
     data_dir = Path(data_dir)
     candidates = list(data_dir.glob(f"{STAGING_PREFIX}*"))
     for table in tables:
@@ -128,7 +141,7 @@ def atomic_path(out_path: Path | str) -> Iterator[Path]:
     try:
         yield tmp
         if tmp.is_dir() and out_path.is_dir():
-            old = out_path.with_name(f".{out_path.name}{OLD_SUFFIX}{os.getpid()}")
+            old = out_path.with_name(f".{out_path.name}{OLD_SUFFIX}{owner_tag()}")
             out_path.rename(old)
             tmp.rename(out_path)
             shutil.rmtree(old, ignore_errors=True)

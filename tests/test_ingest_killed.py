@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import os
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -79,7 +80,7 @@ def test_killed_ingest_rerun_gives_the_same_bytes_and_leaves_nothing(tmp_path: P
     data = tmp_path / "data"
     write_tables(_specs(corpus), data)  # a previous good run: the killed one replaces it
     pid = _killed_when_stalled(KILLED_INGEST, corpus, data)
-    left = [name for name in _files(data) if f".fresh-{pid}" in name]
+    left = [name for name in _files(data) if f".fresh-{socket.gethostname()}-{pid}" in name]
     assert left, "the kill should have left the run's fresh files behind"
     assert _files(data).items() >= _files(clean).items()  # the old tables are untouched
     # an older version's staging folder, of a process that is gone, goes too
@@ -91,15 +92,18 @@ def test_killed_ingest_rerun_gives_the_same_bytes_and_leaves_nothing(tmp_path: P
     assert _files(data) == _files(clean)
 
 
-def test_a_live_process_keeps_its_files(tmp_path: Path) -> None:
+def test_a_live_process_and_another_host_keep_their_files(tmp_path: Path) -> None:
     partition = tmp_path / "raw_turns" / "domain=swe"
     partition.mkdir(parents=True)
-    mine = partition / f".part-0.parquet.fresh-{os.getppid()}"  # the parent is alive
-    gone = partition / f".part-0.parquet.tmp-{_dead_pid()}"
-    for path in (mine, gone):
+    host = socket.gethostname()
+    mine = partition / f".part-0.parquet.fresh-{host}-{os.getppid()}"  # the parent is alive
+    gone = partition / f".part-0.parquet.tmp-{host}-{_dead_pid()}"
+    older = partition / f".part-0.parquet.tmp-{_dead_pid()}"  # an older version's name
+    elsewhere = partition / f".part-0.parquet.fresh-{host}x-{_dead_pid()}"  # another host's
+    for path in (mine, gone, older, elsewhere):
         path.write_bytes(b"rows")
-    assert remove_stale_temps(tmp_path, ["raw_turns"]) == [gone]
-    assert mine.exists() and not gone.exists()
+    assert set(remove_stale_temps(tmp_path, ["raw_turns"])) == {older, gone}
+    assert mine.exists() and elsewhere.exists()
 
 
 # Computes one partition's turn features in batches of 5 turns and stops for good after the
@@ -134,7 +138,8 @@ def test_killed_feature_step_rerun_gives_the_same_bytes(tmp_path: Path) -> None:
     clean, out = tmp_path / "clean" / "part-0.parquet", tmp_path / "out" / "part-0.parquet"
     compute_turn_features(turns, clean, FeatureConfig(batch_rows=5))
     pid = _killed_when_stalled(KILLED_FEATURES, turns, out)
-    assert [p.name for p in out.parent.iterdir()] == [f".part-0.parquet.parts-{pid}"]
+    assert [p.name for p in out.parent.iterdir()] == [
+        f".part-0.parquet.parts-{socket.gethostname()}-{pid}"]
     compute_turn_features(turns, out, FeatureConfig(batch_rows=5))
     assert [p.name for p in out.parent.iterdir()] == ["part-0.parquet"]
     assert out.read_bytes() == clean.read_bytes()
