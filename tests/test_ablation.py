@@ -67,6 +67,31 @@ def test_configure_on_a_base_starts_cpt_from_it_at_real_base_lengths(tmp_path: P
     assert config.sft.steps.max_steps == 5
 
 
+def test_the_knowledge_variant_adds_documents_to_cpt(tmp_path: Path, capsys) -> None:
+    """cpt_knowledge trains on cpt_corpus plus knowledge rows (a fifth of the tokens at ratio
+    0.2), and the knowledge variants run only when a dataset is given."""
+    import json
+
+    from training.training_log import TrainingLog
+
+    write_split_tables(tmp_path)
+    knowledge = tmp_path / "knowledge.jsonl"
+    knowledge.write_text("".join(json.dumps({"text": f"ls lists files {k} " * 4}) + "\n"
+                                 for k in range(20)))
+    config = AblationConfig(cpt=CptConfig(steps=TINY), knowledge_path=str(knowledge),
+                            variants=("cpt_knowledge",))
+    assert wanted(config) == ["cpt_knowledge"]
+    assert "cpt_knowledge" not in wanted(AblationConfig())
+    from training.ablation import train_variants
+
+    train_variants(tmp_path, config)
+    log = TrainingLog.read(tmp_path / "models" / "ablation" / "cpt_knowledge")
+    assert log.steps == 2
+    line = next(x for x in capsys.readouterr().out.splitlines() if "knowledge tokens" in x)
+    corpus, added = (int(w.replace(",", "")) for w in line.split() if w[0].isdigit())
+    assert corpus * 0.25 <= added < corpus * 0.25 + 60  # whole documents: at most one over
+
+
 def test_bench_samples_takes_first_per_domain(tmp_path: Path) -> None:
     from bench.official import write_official
     from training.ablation import bench_samples

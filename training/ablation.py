@@ -5,7 +5,7 @@ settings as the assets; a finished folder is reused, an interrupted one resumes)
 
 | variant | training |
 |---|---|
-| untrained | the initial tiny model, no training (the floor) |
+| untrained | the initial tiny model (or the pretrained base), no training (the floor) |
 | cpt | CPT, loss weighted per token |
 | cpt_unweighted | CPT, every token weight 1 |
 | cpt_sft | CPT, then SFT on sft_split |
@@ -13,6 +13,8 @@ settings as the assets; a finished folder is reused, an interrupted one resumes)
 | cpt_sft_rl | CPT, SFT, then GSPO with the hybrid reward |
 | sft_one_turn | CPT, then SFT on rl_split (one target turn per trajectory) |
 | sft_all_turns | CPT, then SFT on rl_split_all_turns (every turn: the Echo Trap setting) |
+| cpt_knowledge | CPT on cpt_corpus plus knowledge documents (knowledge_ratio of the tokens) |
+| cpt_knowledge_sft | that, then the same SFT (the knowledge mix, with the format learnt) |
 
 plus the copy-last-observation baseline. Every variant is scored on the same bench samples by
 the bench's own loop (hf_local predictor, offline rubric and rule judges, official scoring), so
@@ -26,6 +28,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from datasets import Dataset, concatenate_datasets
+
 from bench.bootstrap import score_intervals
 from bench.evaluate import run_predictor, summarize
 from bench.official import REFERENCE_TEMPERATURE, read_official
@@ -35,14 +39,24 @@ from bench.store import official_dir
 from sources.markdown import markdown_table
 from sources.schema import DOMAINS
 from sources.storage import atomic_path, write_parquet
-from training.cpt import CptConfig
+from training.cpt import CptConfig, read_cpt_corpus, train_cpt
+from training.cpt_corpus import knowledge_rows
 from training.gspo import GspoConfig
-from training.model_config import use_cpu_threads
+from training.model_config import load_tokenizer, use_cpu_threads
 from training.reward import hybrid_scorer
 from training.sft import SftConfig
 from training.sft_split import REAL_BASE_BUDGETS
-from training.stages import model_dir, run_cpt, run_rl, run_sft, save_untrained, with_steps
-from training.tables import RL_SPLIT, RL_SPLIT_ALL_TURNS
+from training.stages import (
+    model_dir,
+    partitions,
+    run_cpt,
+    run_rl,
+    run_sft,
+    save_untrained,
+    with_steps,
+)
+from training.stages import tokenizer_dir as stage_tokenizer_dir
+from training.tables import CPT_CORPUS, RL_SPLIT, RL_SPLIT_ALL_TURNS
 from training.training_log import LOG_FILE
 
 PREFIX = "ablation"
@@ -57,11 +71,31 @@ class AblationConfig:
     sft: SftConfig = field(default_factory=SftConfig)
     rl: GspoConfig = field(default_factory=GspoConfig)
     max_new_tokens: int = 128
-    variants: tuple[str, ...] = ()  # empty: all
+    variants: tuple[str, ...] = ()  # empty: all (the knowledge ones when a path is given)
+    # The CPT knowledge mix (training/knowledge.py): cpt_knowledge trains on cpt_corpus plus
+    # documents of this text dataset making up knowledge_ratio of the tokens.
+    knowledge_path: str | None = None
+    knowledge_ratio: float = 0.2
 
 
 def _untrained(data: Path, config: AblationConfig, name: str) -> None:
     save_untrained(data, config.cpt.model, name)
+
+
+def _cpt_knowledge(data: Path, config: AblationConfig, name: str) -> Any:
+    """CPT on cpt_corpus with the knowledge documents added, packed at the corpus's length."""
+    if not config.knowledge_path:
+        raise ValueError("the cpt_knowledge variants need a knowledge dataset (--knowledge)")
+    corpus = read_cpt_corpus(partitions(data, CPT_CORPUS))
+    tokens = sum(len(ids) for ids in corpus["input_ids"])
+    tokenizer_dir = stage_tokenizer_dir(data, config.cpt.model)
+    rows = knowledge_rows(load_tokenizer(tokenizer_dir), Path(config.knowledge_path),
+                          int(tokens * config.knowledge_ratio / (1 - config.knowledge_ratio)),
+                          len(corpus[0]["input_ids"]))
+    mixed = concatenate_datasets([corpus, Dataset.from_list(rows).cast(corpus.features)])
+    print(f"ablation: cpt_knowledge on {tokens:,} corpus tokens + "
+          f"{sum(len(r['input_ids']) for r in rows):,} knowledge tokens", flush=True)
+    return train_cpt(mixed, tokenizer_dir, model_dir(data, name), config.cpt)
 
 
 def _name(variant: str) -> str:
@@ -83,12 +117,17 @@ VARIANTS: dict[str, tuple[str | None, Trainer]] = {
     "sft_one_turn": ("cpt", lambda d, c, n: run_sft(d, c.sft, _name("cpt"), n, RL_SPLIT)),
     "sft_all_turns": ("cpt", lambda d, c, n: run_sft(d, c.sft, _name("cpt"), n,
                                                      RL_SPLIT_ALL_TURNS)),
+    "cpt_knowledge": (None, _cpt_knowledge),
+    "cpt_knowledge_sft": ("cpt_knowledge",
+                          lambda d, c, n: run_sft(d, c.sft, _name("cpt_knowledge"), n)),
 }
+KNOWLEDGE_VARIANTS = ("cpt_knowledge", "cpt_knowledge_sft")
 
 
 def wanted(config: AblationConfig) -> list[str]:
     """The variants asked for plus everything they start from, in training order."""
-    asked = config.variants or tuple(VARIANTS)
+    asked = config.variants or tuple(
+        v for v in VARIANTS if config.knowledge_path or v not in KNOWLEDGE_VARIANTS)
     unknown = sorted(set(asked) - set(VARIANTS))
     if unknown:
         raise ValueError(f"unknown ablation variants {unknown}; known: {sorted(VARIANTS)}")
@@ -178,13 +217,15 @@ def write_table(rows: Sequence[dict[str, Any]], out_dir: Path) -> Path:
 
 def configure(variants: Sequence[str] = (), cpt_steps: int | None = None,
               sft_steps: int | None = None, rl_steps: int | None = None,
-              max_new_tokens: int = 128, base_model: Path | None = None) -> AblationConfig:
+              max_new_tokens: int = 128, base_model: Path | None = None,
+              knowledge_path: Path | None = None) -> AblationConfig:
     """The default config with the step counts the CLI or run config give; with `base_model`
     (a pretrained base folder) CPT and the untrained variant start from it, SFT and RL
     continue from the previous variant, all on two threads, at the real-base lengths
     (REAL_BASE_BUDGETS; the data's splits must be built with the base's tokenizer, as
     `worldtrace run --base` builds them)."""
-    config = AblationConfig(max_new_tokens=max_new_tokens, variants=tuple(variants))
+    config = AblationConfig(max_new_tokens=max_new_tokens, variants=tuple(variants),
+                            knowledge_path=str(knowledge_path) if knowledge_path else None)
     if base_model:
         budgets = REAL_BASE_BUDGETS
         threads = replace(config.cpt.model, cpu_threads=2)

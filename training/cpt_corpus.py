@@ -132,23 +132,40 @@ def pack(episodes: Iterator[tuple[str, list[int], np.ndarray]], seq_len: int
         yield ids, weights, owners
 
 
-def knowledge_documents(tokenizer: PreTrainedTokenizerFast, config: CptCorpusConfig
+def knowledge_documents(tokenizer: PreTrainedTokenizerFast, path: Path, weight: float = 1.0
                         ) -> Iterator[tuple[str, list[int], np.ndarray]]:
-    """The knowledge dataset's documents as (id, tokens + eos, weights), in order."""
-    if not config.knowledge_ratio:
-        return
+    """A knowledge dataset's documents as (id, tokens + eos, weights), in order."""
     eos = [tokenizer.eos_token_id] if tokenizer.eos_token_id is not None else []
-    for source, text in read_texts(Path(config.knowledge_path)):
+    for source, text in read_texts(Path(path)):
         tokens = tokenizer(text, add_special_tokens=False)["input_ids"] + eos
-        yield (f"knowledge:{source}", tokens,
-               np.full(len(tokens), config.knowledge_weight, dtype=np.float32))
+        yield f"knowledge:{source}", tokens, np.full(len(tokens), weight, dtype=np.float32)
+
+
+def knowledge_rows(tokenizer: PreTrainedTokenizerFast, path: Path, tokens: int, seq_len: int,
+                   weight: float = 1.0) -> list[dict]:
+    """Packed rows (input_ids, loss_weights) of the first documents holding `tokens` tokens
+    (whole documents): knowledge added to an existing corpus (the ablation's mix variant)."""
+    taken = 0
+
+    def documents() -> Iterator[tuple[str, list[int], np.ndarray]]:
+        nonlocal taken
+        for document in knowledge_documents(tokenizer, path, weight):
+            if taken >= tokens:
+                return
+            taken += len(document[1])
+            yield document
+
+    return [{"input_ids": ids, "loss_weights": weights}
+            for ids, weights, _ in pack(documents(), seq_len)]
 
 
 def build_cpt_corpus(data_dir: Path, tokenizer: PreTrainedTokenizerFast, domains: Sequence[str],
                      config: CptCorpusConfig = CptCorpusConfig()) -> CptCorpusStats:
     """Write cpt_corpus for every domain with a split; return counts per domain."""
     stats = CptCorpusStats(config=str(config))
-    documents = knowledge_documents(tokenizer, config)
+    documents = (knowledge_documents(tokenizer, Path(config.knowledge_path),
+                                     config.knowledge_weight)
+                 if config.knowledge_ratio else iter(()))
     share = config.knowledge_ratio / (1 - config.knowledge_ratio)  # knowledge per episode token
     for domain in domains:
         if not TRAJECTORY_SPLIT.path(data_dir, domain).exists():

@@ -2,7 +2,7 @@
 
     worldtrace ablation --data DIR [--bench-dir BENCH_DIR] [--per-domain N] [--variant V ...]
                         [--cpt-steps N] [--sft-steps N] [--rl-steps N] [--max-new-tokens N]
-                        [--out DIR] [--base DIR]
+                        [--out DIR] [--base DIR] [--knowledge PATH]
 
 Trains (or reuses, under DIR/models/ablation/) CPT only, CPT + SFT, CPT + SFT + RL, CPT
 without loss weighting, SFT on every turn vs one turn per trajectory (training/ablation.py),
@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
     for problem in problems:
         print(f"skipped {problem}", file=sys.stderr)
     config = configure(args.variant or (), args.cpt_steps, args.sft_steps, args.rl_steps,
-                       args.max_new_tokens, args.base)
+                       args.max_new_tokens, args.base, args.knowledge)
     rows = run_ablation(data, samples, config)
     print(markdown(rows))
     path = write_table(rows, Path(args.out) if args.out else data / "ablation")
@@ -45,7 +45,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--variant", action="append",
                         help="only this variant (and what it starts from); repeatable: untrained, "
                              "cpt, cpt_unweighted, cpt_sft, cpt_unweighted_sft, cpt_sft_rl, "
-                             "sft_one_turn, sft_all_turns")
+                             "sft_one_turn, sft_all_turns, cpt_knowledge, cpt_knowledge_sft "
+                             "(these two with --knowledge)")
     parser.add_argument("--per-domain", type=int, default=20,
                         help="bench samples per domain, first by id (0 = all; default 20)")
     parser.add_argument("--cpt-steps", type=int)
@@ -57,4 +58,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                         help="a pretrained base folder to start from (worldtrace base-model); "
                              "DATA's splits must be built with its tokenizer (worldtrace run "
                              "--base)")
+    parser.add_argument("--knowledge", type=Path,
+                        help="a text dataset (worldtrace knowledge-corpus) for the cpt_knowledge "
+                             "variants (CPT with 20 %% knowledge text, then SFT)")
     parser.set_defaults(run=run)
