@@ -56,6 +56,7 @@ from quality.tables import (
     TURN_LABELS,
 )
 from sources.schema import DOMAINS
+from training.sft_split import TINY_BUDGETS
 from training.tables import MODELS, UNTRAINED_MODEL, model_folders
 
 GROUP = "bench"
@@ -92,7 +93,7 @@ class PredictorSettings(dg.Config):
     include_models: bool = True
     max_new_tokens: int = 256
     model_samples_per_domain: int = 10
-    model_max_prompt_tokens: int = 640
+    model_max_prompt_tokens: int = TINY_BUDGETS.prompt_tokens
     model_temperature: float = REFERENCE_TEMPERATURE
 
 

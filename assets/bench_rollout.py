@@ -22,6 +22,7 @@ from bench.rollout import decay_table, free_run, pick_chains
 from bench.store import read_samples, write_rows
 from bench.tables import AGENTWORLDBENCH, BENCH_ROLLOUT, LEADERBOARD
 from quality.tables import SCRUBBED_TURNS
+from training.sft_split import TINY_BUDGETS
 from training.tables import MODELS, RL_MODEL, UNTRAINED_MODEL, model_folders
 
 
@@ -35,7 +36,7 @@ class RolloutSettings(dg.Config):
     predictors: list[str] = ["copy_last"]
     models: list[str] = [UNTRAINED_MODEL.name, RL_MODEL.name]
     max_new_tokens: int = 128
-    model_max_prompt_tokens: int = 640  # as bench_predictions: the prompt budget trained on
+    model_max_prompt_tokens: int = TINY_BUDGETS.prompt_tokens  # the budget it trained on
     model_temperature: float = REFERENCE_TEMPERATURE
 
 

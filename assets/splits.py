@@ -30,7 +30,7 @@ from training.export import HF_FOLDER
 from training.model_config import load_tokenizer as load_model_tokenizer
 from training.rl_split import RlConfig, build_rl_split
 from training.sample_stats import SampleStats
-from training.sft_split import SftConfig, build_sft_split
+from training.sft_split import SftSplitConfig, build_sft_split
 from training.tables import CPT_CORPUS, SFT_SPLIT, TOKENIZER
 from training.teacher import OpenAITeacher
 from training.tokenizer import SPECIAL_TOKENS, TokenizerConfig, load_tokenizer, train_tokenizer
@@ -201,14 +201,14 @@ class SftSettings(dg.Config):
     """SFT targets per trajectory, prompt budget, observation head of the target (0: the whole
     observation), rationale style (brief | full), trajectories per domain (0: all), and an
     optional teacher (OpenAI-compatible base URL and model; empty: deterministic rationale).
-    Defaults are the library's (training.sft_split.SftConfig), sized for the tiny CPU model."""
+    Defaults are the library's (training.sft_split.SftSplitConfig), sized for the tiny CPU model."""
 
-    turns_per_trajectory: int = SftConfig.turns_per_trajectory
-    max_prompt_tokens: int = SftConfig.max_prompt_tokens
-    max_target_observation_tokens: int = SftConfig.max_target_observation_tokens or 0
-    rationale: str = SftConfig.rationale
-    max_trajectories_per_domain: int = SftConfig.max_trajectories_per_domain or 0
-    validation_share: float = SftConfig.validation_share  # trajectories held out for eval_loss
+    turns_per_trajectory: int = SftSplitConfig.turns_per_trajectory
+    max_prompt_tokens: int = SftSplitConfig.max_prompt_tokens
+    max_target_observation_tokens: int = SftSplitConfig.max_target_observation_tokens or 0
+    rationale: str = SftSplitConfig.rationale
+    max_trajectories_per_domain: int = SftSplitConfig.max_trajectories_per_domain or 0
+    validation_share: float = SftSplitConfig.validation_share  # trajectories held out for eval_loss
     teacher_base_url: str = ""
     teacher_model: str = ""
     teacher_api_key: str = "none"
@@ -225,7 +225,7 @@ def sft_split(context: dg.AssetExecutionContext, config: SftSettings,
     `<think>reasoning</think><predicted_observation>...</predicted_observation>`; whole
     trajectories held out as split "validation" (stable hash, validation_share); Parquet per
     domain and a DatasetDict (save_to_disk: train, validation) that TRL reads as is."""
-    sft_config = SftConfig(turns_per_trajectory=config.turns_per_trajectory,
+    sft_config = SftSplitConfig(turns_per_trajectory=config.turns_per_trajectory,
                            max_prompt_tokens=config.max_prompt_tokens,
                            max_target_observation_tokens=(
                                config.max_target_observation_tokens or None),

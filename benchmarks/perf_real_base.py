@@ -44,9 +44,9 @@ def work_dir(data: Path, work: Path) -> Path:
 def build_split(work: Path, base: Path) -> None:
     from sources.schema import DOMAINS
     from training.model_config import load_tokenizer
-    from training.sft_split import REAL_BASE_BUDGETS, SftConfig, build_sft_split
+    from training.sft_split import REAL_BASE_BUDGETS, SftSplitConfig, build_sft_split
 
-    config = SftConfig.with_budgets(REAL_BASE_BUDGETS)
+    config = SftSplitConfig.with_budgets(REAL_BASE_BUDGETS)
     with stopwatch() as lap:
         stats = build_sft_split(work, load_tokenizer(base), DOMAINS, config)
     print(f"split: sft_split {config}: {sum(stats.samples.values())} samples "

@@ -17,7 +17,7 @@ from bench.predictors.messages import drop_oldest_turns, history_pairs
 from training.cpt_corpus import CptCorpusConfig, build_cpt_corpus, episode_tokens, pack
 from training.render import messages, read_episodes, weighted_segments
 from training.reward import history_and_action
-from training.sft_split import SftConfig, build_sft_split
+from training.sft_split import SftSplitConfig, build_sft_split
 from training.tables import SFT_SPLIT
 from training.tokenizer import SPECIAL_TOKENS, TokenizerConfig, load_tokenizer, train_tokenizer
 
@@ -123,7 +123,7 @@ def test_tokenizer_training_is_deterministic(data, tmp_path):
 def test_sft_prompts_are_the_bench_rendering_of_the_same_turn(data, tok):
     """An SFT prompt is the bench's chat_messages for the same turn (its system prompt aside),
     with the oldest turns dropped to fit: train-time and bench-time prompts look the same."""
-    build_sft_split(data, tok, DOMAINS, SftConfig(max_prompt_tokens=1500))
+    build_sft_split(data, tok, DOMAINS, SftSplitConfig(max_prompt_tokens=1500))
     gui_prompts = 0
     for domain in DOMAINS:
         train_ids = [e.trajectory_id for e in read_episodes(data, domain)]

@@ -16,7 +16,7 @@ from trl.data_utils import is_conversational
 
 from training.render import read_episodes
 from training.rl_split import RlConfig, build_rl_split
-from training.sft_split import SftConfig, build_sft_split
+from training.sft_split import SftSplitConfig, build_sft_split
 from training.teacher import OpenAITeacher
 from training.tokenizer import TokenizerConfig, load_tokenizer, train_tokenizer
 
@@ -84,7 +84,7 @@ def test_rl_split_all_turns_has_every_judgeable_turn(data, tok):
 
 
 def test_sft_split_messages_and_targets(data, tok):
-    stats = build_sft_split(data, tok, DOMAINS, SftConfig(max_prompt_tokens=600,
+    stats = build_sft_split(data, tok, DOMAINS, SftSplitConfig(max_prompt_tokens=600,
                                                           max_target_observation_tokens=None,
                                                           rationale="full"))
     variants = set()
@@ -106,7 +106,7 @@ def test_sft_split_messages_and_targets(data, tok):
 
 
 def test_sft_targets_cut_to_observation_head_at_a_line_end(data, tok):
-    stats = build_sft_split(data, tok, DOMAINS, SftConfig(max_target_observation_tokens=16))
+    stats = build_sft_split(data, tok, DOMAINS, SftSplitConfig(max_target_observation_tokens=16))
     cut = 0
     for domain in DOMAINS:
         eps = episodes(data, domain)
@@ -132,7 +132,7 @@ def test_rl_split_as_sft_samples_keep_sft_split_budgets(data, tok):
 
     build_rl_split(data, tok, DOMAINS, RlConfig(all_turns=True))
     paths = sorted((data / "rl_split_all_turns").glob("domain=*/part-0.parquet"))
-    budget = SftConfig(max_prompt_tokens=300, max_target_observation_tokens=12)
+    budget = SftSplitConfig(max_prompt_tokens=300, max_target_observation_tokens=12)
     samples = read_rl_split_as_sft(paths, tok, budget)
     references = {r["reference_observation"] for p in paths for r in pq.read_table(p).to_pylist()}
     assert len(samples) > 20
@@ -146,7 +146,7 @@ def test_rl_split_as_sft_samples_keep_sft_split_budgets(data, tok):
 
 
 def test_validation_holds_out_whole_trajectories(data, tok):
-    config = SftConfig(validation_share=0.5)
+    config = SftSplitConfig(validation_share=0.5)
     stats = build_sft_split(data, tok, DOMAINS, config)
     sides: dict[str, set[str]] = {}
     for domain in DOMAINS:
@@ -161,16 +161,16 @@ def test_validation_holds_out_whole_trajectories(data, tok):
     held_out = sum(split == {"validation"} for split in sides.values()) / len(sides)
     assert len(sides) >= 10 and 0.25 <= held_out <= 0.75, (held_out, len(sides))
     # the default share on many ids, and the share in the config string (it keys metadata)
-    share = sum(SftConfig().split_of(f"t{i}") == "validation" for i in range(20000)) / 20000
+    share = sum(SftSplitConfig().split_of(f"t{i}") == "validation" for i in range(20000)) / 20000
     assert abs(share - 0.1) < 0.01 and "_val0.5_" in str(config)
-    build_sft_split(data, tok, DOMAINS, SftConfig(validation_share=0.0))
+    build_sft_split(data, tok, DOMAINS, SftSplitConfig(validation_share=0.0))
     assert load_from_disk(str(data / "sft_split" / "hf"))["validation"].num_rows == 0
     with pytest.raises(ValueError, match="validation_share"):
-        SftConfig(validation_share=1.0)
+        SftSplitConfig(validation_share=1.0)
 
 
 def test_exports_load_with_datasets_and_read_as_conversational(data, tok):
-    build_sft_split(data, tok, DOMAINS, SftConfig(validation_share=0.3))
+    build_sft_split(data, tok, DOMAINS, SftSplitConfig(validation_share=0.3))
     assert "validation_samples" not in build_rl_split(data, tok, DOMAINS).table()[0]
     sft = load_from_disk(str(data / "sft_split" / "hf"))
     rl = load_from_disk(str(data / "rl_split" / "hf"))
@@ -242,7 +242,8 @@ def fake_teacher(data):
 
 
 def _sft_with(data, tok, teacher):
-    stats = build_sft_split(data, tok, DOMAINS, SftConfig(max_trajectories_per_domain=5), teacher)
+    stats = build_sft_split(data, tok, DOMAINS, SftSplitConfig(max_trajectories_per_domain=5),
+                            teacher)
     kept = [r for d in DOMAINS for r in rows(data, "sft_split", d)]
     assert teacher.stats.candidates == 3 * teacher.stats.queries
     assert teacher.stats.malformed == teacher.stats.queries

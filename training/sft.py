@@ -24,8 +24,7 @@ from transformers import PreTrainedTokenizerFast, TrainerCallback, TrainingArgum
 from training.model_config import ModelConfig
 from training.prompts import fit_prompts
 from training.runner import StepConfig, continue_from, start_log, train_and_save, trainer_arguments
-from training.sft_split import TINY_BUDGETS, observation_head
-from training.sft_split import SftConfig as SplitConfig
+from training.sft_split import TINY_BUDGETS, SftSplitConfig, observation_head
 from training.split_tables import by_split, read_columns, read_table
 from training.tables import RL_SPLIT, SFT_SPLIT
 from training.training_log import TrainingLog
@@ -87,11 +86,11 @@ def read_sft_split(paths: Sequence[Path]) -> DatasetDict:
 
 
 def read_rl_split_as_sft(paths: Sequence[Path], tokenizer: PreTrainedTokenizerFast,
-                         split: SplitConfig | None = None) -> Dataset:
+                         split: SftSplitConfig | None = None) -> Dataset:
     """rl_split(_all_turns) partitions as SFT samples under sft_split's budgets (so the Echo
     Trap ablation differs from sft_split in which turns it trains on, not in their size): the
     prompt fitted to split.max_prompt_tokens, the target the reference's head."""
-    split = split or SplitConfig()
+    split = split or SftSplitConfig()
     rows = read_columns(paths, ["prompt", "prompt_tokens", "reference_observation"],
                         RL_SPLIT.name)
     rows, _ = fit_prompts(rows, tokenizer, split.max_prompt_tokens, f"{[str(p) for p in paths]}")

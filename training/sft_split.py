@@ -74,7 +74,7 @@ def budgets_named(name: str) -> TokenBudgets:
 
 
 @dataclass(frozen=True)
-class SftConfig:
+class SftSplitConfig:
     """Targets per trajectory, prompt token budget, trajectory budget, seed."""
 
     turns_per_trajectory: int = 2
@@ -87,7 +87,7 @@ class SftConfig:
     seed: int = 0
 
     @classmethod
-    def with_budgets(cls, budgets: TokenBudgets, **fields: object) -> SftConfig:
+    def with_budgets(cls, budgets: TokenBudgets, **fields: object) -> SftSplitConfig:
         return cls(max_prompt_tokens=budgets.prompt_tokens,
                    max_target_observation_tokens=budgets.target_observation_tokens,
                    rationale=budgets.rationale, **fields)
@@ -130,7 +130,7 @@ def observation_head(observation: str, tokenizer: PreTrainedTokenizerFast,
 
 
 def build_sft_split(data_dir: Path, tokenizer: PreTrainedTokenizerFast, domains: Sequence[str],
-                    config: SftConfig = SftConfig(), teacher: OpenAITeacher | None = None
+                    config: SftSplitConfig = SftSplitConfig(), teacher: OpenAITeacher | None = None
                     ) -> SampleStats:
     """Write sft_split (Parquet per domain, then the DatasetDict); return the counts."""
     stats = SampleStats(config=str(config), validation=Counter())
