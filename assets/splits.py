@@ -59,7 +59,9 @@ class SplitSettings(dg.Config):
     contamination_threshold: float = 0.5
 
 
-@dg.asset(group_name=GROUP, deps=reads(RAW_TRAJECTORIES, TRAJECTORY_DEDUP),
+# The split is curation (quality/split.py, below the bench and training that both read it), so
+# its asset is in the quality group, beside the dedup it is built from.
+@dg.asset(group_name="quality", deps=reads(RAW_TRAJECTORIES, TRAJECTORY_DEDUP),
           check_specs=[dg.AssetCheckSpec(
               "groups_in_one_pool", asset="trajectory_split",
               description="Every source task (group_key) sits in one pool only: runs of one "
