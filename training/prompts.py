@@ -23,6 +23,7 @@ from typing import Any
 from datasets import Dataset
 from transformers import PreTrainedTokenizerFast
 
+from bench.predictors.messages import fit_messages
 from sources.ids import seeded_digest
 from training.render import Episode, Step, messages
 
@@ -135,23 +136,13 @@ def prompt_tokens(prompt: list[dict[str, str]], tokenizer: PreTrainedTokenizerFa
 def fit_prompt(prompt: list[dict[str, str]], tokenizer: PreTrainedTokenizerFast,
                budget: int) -> list[dict[str, str]] | None:
     """The prompt with its oldest history turns dropped until it fits `budget` tokens (system
-    prompt and current action kept, as the rl_split budget does); None if even that is over."""
-    head = 1 if prompt and prompt[0]["role"] == "system" else 0
-    pairs = (len(prompt) - head - 1) // 2  # (action, observation) pairs before the action
+    prompt and current action kept; the bench's fitting, bench.predictors.messages); None if
+    even that is over."""
+    def fits(messages: list[dict[str, str]]) -> bool:
+        return prompt_tokens(messages, tokenizer) <= budget
 
-    def dropping(k: int) -> list[dict[str, str]]:
-        return [*prompt[:head], *prompt[head + 2 * k:]]
-
-    if prompt_tokens(dropping(pairs), tokenizer) > budget:
-        return None
-    low, high = 0, pairs  # fewest pairs to drop: binary search (tokens fall as pairs go)
-    while low < high:
-        middle = (low + high) // 2
-        if prompt_tokens(dropping(middle), tokenizer) <= budget:
-            high = middle
-        else:
-            low = middle + 1
-    return dropping(low)
+    fitted, _ = fit_messages(prompt, fits)
+    return fitted if fits(fitted) else None
 
 
 def fit_prompts(rows: Dataset, tokenizer: PreTrainedTokenizerFast, max_prompt_tokens: int,
