@@ -106,12 +106,13 @@ def score(work: Path, base: Path, sft: Path, args: argparse.Namespace) -> None:
     rows: dict[str, list[dict]] = {}
     for name in args.predictors.split(","):
         path = out / f"scores_{name}.parquet"
-        if path.exists():  # scored before, maybe on more samples: keep these samples' rows
-            wanted = {sample.id for sample in samples}
-            cached = [r for r in pq.read_table(path).to_pylist() if r["id"] in wanted]
-            if len(cached) == len(samples):
-                rows[name] = cached
-                continue
+        scored_before = pq.read_table(path).to_pylist() if path.exists() else []
+        done = {r["id"] for r in scored_before}
+        todo = [sample for sample in samples if sample.id not in done]
+        wanted = {sample.id for sample in samples}
+        if not todo:  # every sample scored before (maybe among more): these samples' rows
+            rows[name] = [r for r in scored_before if r["id"] in wanted]
+            continue
         if name in folders:
             predictor = HfLocalPredictor(HfLocalConfig(
                 folders[name], batch_size=8, max_new_tokens=context.max_new_tokens,
@@ -120,16 +121,17 @@ def score(work: Path, base: Path, sft: Path, args: argparse.Namespace) -> None:
         else:
             predictor = build_predictor(name, context)
         with stopwatch() as lap:
-            _, scored, _ = run_predictor(predictor, samples)
+            _, scored, _ = run_predictor(predictor, todo)
         stats = getattr(predictor, "stats", None)
         speed = (f", {stats.completion_tokens / max(stats.seconds, 1e-9):.1f} generated "
                  f"tokens/s" if stats is not None else "")
-        print(f"bench: {name} on {len(samples)} samples in {lap.wall:.0f} s{speed}, peak RSS "
+        print(f"bench: {name} on {len(todo)} samples in {lap.wall:.0f} s{speed}, peak RSS "
               f"{peak_rss_mb():.0f} MiB", flush=True)
         for row in scored:
             row["predictor"] = name
+        scored = scored_before + scored  # the ones scored before are kept (a resumed run)
         write_parquet(pa.Table.from_pylist(scored), path)
-        rows[name] = scored
+        rows[name] = [r for r in scored if r["id"] in wanted]
     table = []
     for name, scored in rows.items():
         intervals = score_intervals(scored)
