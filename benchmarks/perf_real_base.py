@@ -107,6 +107,9 @@ def score(work: Path, base: Path, sft: Path, args: argparse.Namespace) -> None:
     for name in args.predictors.split(","):
         path = out / f"scores_{name}.parquet"
         scored_before = pq.read_table(path).to_pylist() if path.exists() else []
+        for row in scored_before:  # scored before the bench knew failed samples: none failed
+            if row.get("failed") is None:
+                row.update(failed=False, failure_reason="")
         done = {r["id"] for r in scored_before}
         todo = [sample for sample in samples if sample.id not in done]
         wanted = {sample.id for sample in samples}
