@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
-import pyarrow as pa
 import pyarrow.parquet as pq
 
 from sources.markdown import markdown_cell, markdown_table
@@ -25,18 +24,11 @@ def reads(*tables: Table) -> list[str]:
     return list(dict.fromkeys(table.asset_name for table in tables))
 
 
-def column_schema(schema: pa.Schema | Table, docs: dict[str, str] | None = None
-                  ) -> dg.TableSchema:
-    """A Dagster TableSchema from a declared table (or a pyarrow schema and column docs)."""
-    if isinstance(schema, Table):
-        schema, docs = schema.schema, schema.docs
-    docs = docs or {}
-    return dg.TableSchema(
-        columns=[
-            dg.TableColumn(name=field.name, type=str(field.type), description=docs.get(field.name))
-            for field in schema
-        ]
-    )
+def column_schema(table: Table) -> dg.TableSchema:
+    """A Dagster TableSchema from a declared table: each column's type and description."""
+    return dg.TableSchema(columns=[
+        dg.TableColumn(name=field.name, type=str(field.type), description=table.docs[field.name])
+        for field in table.schema])
 
 
 def _cell(value: Any) -> str:

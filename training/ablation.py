@@ -47,7 +47,6 @@ from training.reward import hybrid_scorer
 from training.sft import SftConfig
 from training.sft_split import REAL_BASE_BUDGETS
 from training.stages import (
-    model_dir,
     partitions,
     run_cpt,
     run_rl,
@@ -56,7 +55,7 @@ from training.stages import (
     with_steps,
 )
 from training.stages import tokenizer_dir as stage_tokenizer_dir
-from training.tables import CPT_CORPUS, RL_SPLIT, RL_SPLIT_ALL_TURNS
+from training.tables import CPT_CORPUS, RL_SPLIT, RL_SPLIT_ALL_TURNS, model_dir
 from training.training_log import LOG_FILE
 
 PREFIX = "ablation"

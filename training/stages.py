@@ -21,13 +21,13 @@ from training.sft import SftConfig, read_rl_split_as_sft, read_sft_split, train_
 from training.tables import (
     CPT_CORPUS,
     CPT_MODEL,
-    MODELS_FOLDER,
     RL_MODEL,
     RL_SPLIT,
     SFT_MODEL,
     SFT_SPLIT,
     TOKENIZER,
     UNTRAINED_MODEL,
+    model_dir,
 )
 from training.training_log import TrainingLog
 
@@ -45,11 +45,6 @@ def partitions(data_dir: Path, table: Table) -> list[Path]:
         raise FileNotFoundError(f"no partitions of {table.name} under {data_dir}: "
                                 "materialize it first")
     return paths
-
-
-def model_dir(data_dir: Path, name: str) -> Path:
-    """{data}/models/<name>: a model table's folder, or an ablation variant's."""
-    return Path(data_dir) / MODELS_FOLDER / name
 
 
 def tokenizer_dir(data_dir: Path, config: ModelConfig) -> Path:

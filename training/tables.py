@@ -108,11 +108,17 @@ RL_MODEL = model_table("rl_model", "The world model after GSPO on rl_split.")
 MODELS = (UNTRAINED_MODEL, CPT_MODEL, SFT_MODEL, RL_MODEL)
 
 
+def model_dir(data_dir: Path, name: str) -> Path:
+    """{data}/models/<name>: a model table's folder, or an ablation variant's."""
+    return Path(data_dir) / MODELS_FOLDER / name
+
+
 def model_folders(data_dir: Path, names: Sequence[str] | None = None) -> list[Path]:
     """The folders under {data}/models: the named ones, or every one (the declared models, the
     ablation's and any a user put there), sorted; the bench runs those holding a model."""
-    root = Path(data_dir) / MODELS_FOLDER
-    return sorted(root.glob("*")) if names is None else [root / name for name in names]
+    if names is None:
+        return sorted((Path(data_dir) / MODELS_FOLDER).glob("*"))
+    return [model_dir(data_dir, name) for name in names]
 
 ABLATION_TABLE = Table(
     "ablation_table", "training",
