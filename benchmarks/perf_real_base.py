@@ -60,8 +60,7 @@ def train(work: Path, base: Path, args: argparse.Namespace) -> Path:
     from training.sft import SftConfig, read_sft_split, train_sft
     from training.sft_split import REAL_BASE_BUDGETS
     from training.stages import partitions
-    from training.tables import model_dir
-    from training.tables import SFT_SPLIT
+    from training.tables import SFT_SPLIT, model_dir
     from training.training_log import LOG_FILE, TrainingLog
 
     folder = model_dir(work, args.name)
