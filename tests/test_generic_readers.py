@@ -199,7 +199,7 @@ def test_agentworldbench_samples(tmp_path: Path) -> None:
     assert android.metadata["target_action"] == (
         '{"action_type": "input_text", "text": "Ada", "index": 0}')
     assert android.metadata["target_turn_index"] is None
-    assert "actions_without_observation" not in android.metadata
+    assert "calls_without_observation" not in android.metadata
 
     assert terminal.turns[0].action == '["ls -la\\n"]'
     assert terminal.turns[0].observation == "root@4f2a:/app# ls -la\ntotal 0\nroot@4f2a:/app# "

@@ -30,7 +30,8 @@ def test_function_text_calls_are_turns(realdev2_dir: Path) -> None:
     assert trajectory.task.rstrip().endswith("PLEASE EMIT ONE AND ONLY ONE FUNCTION CALL PER "
                                              "MESSAGE.")
     # the closing <function=finish> has no observation after it
-    assert trajectory.metadata["final_response_without_observation"] == 1
+    assert trajectory.metadata["calls_without_observation"] == [
+        'finish({"message": "Task complete. Created /app/hello.txt with \'Hello, world!\'"})']
     assert "unparsed_responses" not in trajectory.metadata
 
 

@@ -72,8 +72,8 @@ def test_orphan_answer_and_unanswered_call_are_problems_with_positions() -> None
     chat = convert_messages(messages, "line 7")
     assert [t.action for t in chat.turns] == ["fs-read({})"]
     assert chat.problems == [
-        ("line 7 $.messages[3]", "tool message answers no open call (tool_call_id 'nobody')"),
-        ("line 7 $.messages[4]", "tool call 'fs-write' has no tool answer"),
+        ("line 7 $.messages[3]", "observation answers no open call (tool_call_id 'nobody')"),
+        ("line 7 $.messages[4]", "call 'fs-write' has no observation"),
     ]
 
 

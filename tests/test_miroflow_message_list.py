@@ -42,7 +42,7 @@ def test_bare_list_positions_and_broken_messages(realdev2_dir: Path, tmp_path: P
     (trajectory,), (problem,) = read_checked(MiroFlowReader(), path)
     assert len(trajectory.turns) == 1 and trajectory.metadata["n_quarantined_messages"] == 1
     assert (problem.position, problem.reason) == (
-        "$[2]", "tool call 'tool-searching-google_search' has no tool answer")
+        "$[2]", "call 'tool-searching-google_search' has no observation")
     text_calls = [{"role": "developer", "content": "Use <use_mcp_tool> blocks."},
                   {"role": "user", "content": "find x"},
                   {"role": "assistant", "content": "<use_mcp_tool>\n<server_name>tool-searching"

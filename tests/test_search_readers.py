@@ -225,10 +225,11 @@ def test_search_r1_sample(tmp_path: Path) -> None:
     assert hotpot.turns[1].observation.startswith('Doc 1(Title: "Ed Wood")')
     assert hotpot.metadata["answer"] == "yes"
     assert hotpot.metadata["n_invalid_action_notes"] == 1
-    assert "unanswered_search" not in hotpot.metadata  # the note's quoted tags are not calls
+    # the note's quoted tags are not calls
+    assert "calls_without_observation" not in hotpot.metadata
 
     assert [t.action for t in cut.turns] == ["first", "second"]
-    assert cut.metadata["unanswered_search"] == "never answered"
+    assert cut.metadata["calls_without_observation"] == ["never answered"]
     assert cut.outcome == "unknown"
     positions = [q.position for q in quarantined]
     assert positions[:3] == ["line 2 column 56", "line 3 byte 24", "line 5 $.response"]

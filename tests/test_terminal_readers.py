@@ -174,7 +174,7 @@ def test_harbor_rows_of_a_trial_merge(traces_dir: Path) -> None:
     assert trajectory.task == TASK
     assert trajectory.metadata["task_name"] == "hello-world"
     assert trajectory.metadata["format_errors"] == 1
-    assert trajectory.metadata["final_response_without_observation"] == 1
+    assert trajectory.metadata["calls_without_observation"] == ["mark_task_complete({})"]
     assert [t.action for t in trajectory.turns] == [PRINTF, "mark_task_complete({})"]
     assert trajectory.turns[0].observation.startswith(
         "New Terminal Output:\n\nroot@CONTAINER_ID:/app# printf 'Hello, world!\\n' > hello.txt\n"

@@ -16,7 +16,7 @@ turn `turn_idx` (1-based): its action is metadata["target_action"] (with id, tur
 total_turns, and target_turn_index = its 0-based index among the turns when its ground truth is
 in `response`). A prompt with no response (the target when the record stops there) is never a
 turn with an empty observation: it is the target, or is listed in
-metadata["actions_without_observation"].
+metadata["calls_without_observation"].
 
 GUI records (android, web, os) put "**Task Instruction:**" and "**Current State:**" sections
 before the action: the first Task Instruction is the task (other records have none: task "");
@@ -36,6 +36,7 @@ from typing import Any, ClassVar
 
 from sources.readers.base import FormatError, Reader, read_jsonl_items
 from sources.readers.chat_messages import parse_json_container
+from sources.readers.pairing import note_unanswered
 from sources.schema import Quarantine, Trajectory, Turn
 
 OBSERVATION_MARKER = "**Environment Observation:**"
@@ -202,8 +203,7 @@ class AgentWorldBenchReader(Reader):
             metadata["current_states"] = current_states
         if other_sections:
             metadata["other_sections"] = other_sections
-        if pending:
-            metadata["actions_without_observation"] = pending
+        note_unanswered(metadata, pending)
         if "system_str" in record:
             metadata["system_str"] = record["system_str"]
         known = ("task", "id", "prompt", "response", "current_prompt", "system_str", "turn_idx",

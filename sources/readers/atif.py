@@ -10,6 +10,8 @@
 A turn is one tool call with the observation result that names it (`source_call_id`); results
 without ids are matched in order when they are as many as the calls, otherwise the step's calls
 and results form one turn (Terminus sends a step's keystrokes in one go and reports one screen).
+Calls no result answers are listed in metadata["calls_without_observation"], results that name
+no call of their step are quarantined (sources/readers/pairing.py names both).
 A shell call (`bash_command` keystrokes, `execute_bash` command) is rendered as the text sent to
 the terminal, any other call as `name({json args})`. Agents without function calling put the call
 in the step's message instead (Terminus JSON `{"commands": [{"keystrokes": ...}]}` or XML
@@ -40,6 +42,7 @@ from sources.readers.base import (
     is_single_json_object,
     render_call,
 )
+from sources.readers.pairing import OpenCalls, note_unanswered, orphan_reason
 from sources.schema import Quarantine, Trajectory, Turn
 
 # Terminus prompts: "<instructions>Task Description:\n<task>\n\n\nCurrent terminal state:\n<screen>"
@@ -172,6 +175,7 @@ class AtifReader(JsonDocumentReader):
         turns: list[Turn] = []
         metadata: dict[str, Any] = {}
         skipped: list[dict[str, Any]] = []
+        unanswered: list[str] = []  # calls no result answered
         later_user_messages = 0
         copied_steps = 0
         system_steps: list[dict[str, Any]] = []
@@ -197,7 +201,8 @@ class AtifReader(JsonDocumentReader):
             elif source == "agent" and step.get("is_copied_context") is True:
                 copied_steps += 1  # already a turn of the trajectory this one continues
             elif source == "agent":
-                turns.extend(self._step_turns(path, where, step, skipped, quarantined))
+                turns.extend(self._step_turns(path, where, step, skipped, unanswered,
+                                              quarantined))
             else:
                 # Not needed by the canonical schema: kept in metadata, never costs the file.
                 unknown_sources[str(source)] = unknown_sources.get(str(source), 0) + 1
@@ -206,6 +211,7 @@ class AtifReader(JsonDocumentReader):
 
         if skipped:
             metadata["steps_not_turns"] = skipped
+        note_unanswered(metadata, unanswered)
         if later_user_messages:
             metadata["later_user_messages"] = later_user_messages
         if copied_steps:
@@ -241,6 +247,7 @@ class AtifReader(JsonDocumentReader):
         where: str,
         step: dict[str, Any],
         skipped: list[dict[str, Any]],
+        unanswered: list[str],
         quarantined: list[Quarantine],
     ) -> list[Turn]:
         calls = expect(
@@ -277,35 +284,31 @@ class AtifReader(JsonDocumentReader):
         for number, result in enumerate(results):
             expect(result, dict, path, f"{where}.observation.results[{number}]", "result")
 
-        by_id = {call_id: (name, args) for call_id, name, args in parsed}
-        answered: dict[str, dict[str, Any]] = {}
+        open_calls: OpenCalls[tuple[str, Any]] = OpenCalls()  # (name, arguments) of each call
+        for call_id, name, args in parsed:
+            open_calls.open(call_id, (name, args), name)
         loose: list[dict[str, Any]] = []
         for number, result in enumerate(results):
             source_id = result.get("source_call_id")
             if source_id is None:
                 loose.append(result)
-            elif source_id in by_id and source_id not in answered:
-                answered[source_id] = result
-            else:
+            elif open_calls.answer(result, source_id) is None:
                 quarantined.append(
                     Quarantine(
                         source_path=str(path),
                         position=f"{where}.observation.results[{number}]",
-                        reason=f"result names call {source_id!r}, not an open call of this step",
+                        reason=orphan_reason(f"source_call_id {source_id!r} in this step"),
                     )
                 )
-        waiting = [(name, args) for call_id, name, args in parsed if call_id not in answered]
+        waiting = [slot.call for slot in open_calls.waiting()]
         turns = [
-            calls_turn(
-                [(name, args)], as_text(answered[call_id].get("content")), _error(answered[call_id])
-            )
-            for call_id, name, args in parsed
-            if call_id in answered
+            calls_turn([slot.call], as_text(slot.answer.get("content")), _error(slot.answer))
+            for slot in open_calls.answered()
         ]
         if not waiting and loose:
-            skipped.append({"step_id": step_id, "reason": "result of no tool call"})
+            skipped.append({"step_id": step_id, "reason": orphan_reason("result without id")})
         elif waiting and not loose:
-            skipped.append({"step_id": step_id, "reason": f"{len(waiting)} call(s) without result"})
+            unanswered.extend(render_calls([call]) for call in waiting)
         elif len(loose) == len(waiting):
             turns += [
                 calls_turn([call], as_text(result.get("content")), _error(result))

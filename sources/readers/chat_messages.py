@@ -41,6 +41,7 @@ from typing import Any
 
 from sources.readers.base import InputError, as_text, record_outcome, render_call
 from sources.readers.content_blocks import unwrap_content
+from sources.readers.pairing import OpenCalls, orphan_reason, unanswered_reason
 from sources.schema import Quarantine, Trajectory, Turn
 
 ERROR_PREFIXES = ("Error executing tool",)  # MCP Python SDK: f"Error executing tool {name}: {e}"
@@ -137,18 +138,6 @@ def _calls_of(message: dict, where: str) -> list[tuple[str | None, str, Any]]:
     return calls
 
 
-def _answered_slot(open_slots: list[dict[str, Any]], message: dict) -> dict[str, Any] | None:
-    """The open call a tool message answers: by tool_call_id, or (no id) the oldest open call
-    with its `name`, or the oldest open call when it names none (legacy function messages)."""
-    call_id = message.get("tool_call_id")
-    if call_id is not None:
-        return next((slot for slot in open_slots if slot["id"] == call_id), None)
-    name = message.get("name")
-    if isinstance(name, str):
-        return next((slot for slot in open_slots if slot["name"] == name), None)
-    return open_slots[0] if open_slots else None
-
-
 def convert_messages(messages: Any, position: str, key: str = ".messages") -> ChatConversion:
     """Turn one chat message list into task, system prompt, turns and metadata. `key` is where
     the list sits under `position` ("" for a file that is the bare list).
@@ -163,9 +152,8 @@ def convert_messages(messages: Any, position: str, key: str = ".messages") -> Ch
     task: str | None = None
     followups: list[str] = []
     text_only: list[tuple[int, str]] = []  # (message index, text)
-    # Slots in call order; each slot is filled by its answer, whatever order answers come in.
-    slots: list[dict[str, Any]] = []
-    open_slots: list[dict[str, Any]] = []  # calls still waiting for their answer, in call order
+    # Calls in call order; each is filled by its answer, whatever order answers come in.
+    calls: OpenCalls[tuple[Any, str]] = OpenCalls()  # (arguments, where) of each call
     problems: list[tuple[str, str]] = []
     for index, message in enumerate(messages):
         where = sub_position(position, f"{key}[{index}]")
@@ -183,46 +171,44 @@ def convert_messages(messages: Any, position: str, key: str = ".messages") -> Ch
             else:
                 followups.append(as_text(content))
         elif role == "assistant":
-            calls = _calls_of(message, where)
-            if not calls:
+            made = _calls_of(message, where)
+            if not made:
                 text_only.append((index, as_text(content)))
-            for call_id, name, arguments in calls:
-                if call_id is not None and any(s["id"] == call_id for s in open_slots):
+            for call_id, name, arguments in made:
+                if call_id is not None and calls.is_open(call_id):
                     raise ChatFormatError(where, f"tool call id {call_id!r} is already open")
-                slot = {"id": call_id, "name": name, "arguments": arguments, "where": where,
-                        "answer": None}
-                slots.append(slot)
-                open_slots.append(slot)
+                calls.open(call_id, (arguments, where), name)
         elif role in ("tool", "function"):
-            slot = _answered_slot(open_slots, message)
+            # By tool_call_id; without one (legacy function messages, exports that drop ids) the
+            # oldest open call with the message's `name`, else the oldest open call.
+            name = message.get("name")
+            slot = calls.answer((content, message), message.get("tool_call_id"),
+                                name if isinstance(name, str) else None, by_id_only=False)
             if slot is None:
-                reason = (f"tool message answers no open call (tool_call_id "
-                          f"{message.get('tool_call_id')!r})")
-                problems.append((where, reason))
-                continue
-            open_slots.remove(slot)
-            slot["answer"] = (content, message)
+                detail = f"tool_call_id {message.get('tool_call_id')!r}"
+                problems.append((where, orphan_reason(detail)))
         else:
             raise ChatFormatError(where, f"unknown role {role!r}")
 
     turns: list[Turn] = []
     content_extras: list[dict[str, Any]] = []
-    for slot in slots:
-        if slot["answer"] is None:
-            problems.append((slot["where"], f"tool call {slot['name']!r} has no tool answer"))
+    for slot in calls.slots:
+        arguments, call_where = slot.call
+        if not slot.answered:
+            problems.append((call_where, unanswered_reason(slot.name or "")))
             continue
-        content, message = slot["answer"]
+        content, message = slot.answer
         unwrapped = unwrap_content(as_text(content))
         observation = unwrapped.text
         if unwrapped.extras:
             content_extras.append({"turn_index": len(turns), "extras": unwrapped.extras})
         is_json = parse_json_container(observation) is not None
         turns.append(Turn(
-            action=render_call(slot["name"], slot["arguments"]),
+            action=render_call(slot.name or "", arguments),
             observation=observation,
             action_kind="tool_call",
             observation_format="tool_result_json" if is_json else "tool_result_text",
-            tool_name=slot["name"],
+            tool_name=slot.name,
             is_error=tool_error_flag(content, message),
         ))
 

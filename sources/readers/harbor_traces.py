@@ -19,8 +19,9 @@ and `task_complete`, or `<tool_call>` blocks) or as OpenHands' calls written wit
 calling (`<function=execute_bash><parameter=command>ls</parameter></function>`), and the next
 user message as its observation; calls are rendered as in the ATIF reader (keystrokes,
 `mark_task_complete({})`), so both readers give the same turns for one run. Replies the harness
-could not parse ("Previous response had parsing errors"), replies without commands, and the
-last reply (Harbor stores no observation after it) are counted in metadata. The outcome comes
+could not parse ("Previous response had parsing errors") and replies without commands are
+counted in metadata; the calls of the last reply (Harbor stores no observation after it) are
+listed in metadata["calls_without_observation"] (sources/readers/pairing.py). The outcome comes
 from `result` (reward "1.0" success, "0.0" failure).
 """
 
@@ -36,9 +37,11 @@ from sources.readers.atif import (
     calls_turn,
     is_parse_error,
     message_calls,
+    render_calls,
     split_terminus_prompt,
 )
 from sources.readers.base import FormatError, Reader, as_text, iter_json_array
+from sources.readers.pairing import exchanges, note_unanswered
 from sources.schema import Quarantine, Trajectory, Turn
 
 _THINK_RE = re.compile(r"<think>.*?</think>", re.DOTALL)
@@ -210,40 +213,39 @@ class _Group:
         )
 
 
-def _turns(conversation: list[dict[str, Any]], first: int) -> tuple[list[Turn], dict[str, int]]:
+def _turns(conversation: list[dict[str, Any]], first: int) -> tuple[list[Turn], dict[str, Any]]:
     turns: list[Turn] = []
-    counts = {
+    counts: dict[str, Any] = {
         "format_errors": 0,
         "responses_without_commands": 0,
         "unparsed_responses": 0,
-        "final_response_without_observation": 0,
         "later_user_messages": 0,
     }
-    index = first + 1
-    while index < len(conversation):
-        message = conversation[index]
-        if message["role"] != "assistant":
-            key = "later_user_messages" if message["role"] == "user" else "other_messages"
+    unanswered: list[str] = []
+    for step in exchanges(conversation, _is_response, start=first + 1):
+        if not step.is_call:
+            key = "later_user_messages" if step.message["role"] == "user" else "other_messages"
             counts[key] = counts.get(key, 0) + 1
-            index += 1
             continue
-        reply = conversation[index + 1] if index + 1 < len(conversation) else None
-        if reply is None or reply["role"] != "user":
-            counts["final_response_without_observation"] += 1
-            index += 1
-            continue
-        observation = as_text(reply.get("content"))
-        calls = parse_terminus(as_text(message.get("content")))
-        if is_parse_error(observation):
+        observation = as_text(step.reply.get("content")) if step.reply is not None else None
+        calls = parse_terminus(as_text(step.message.get("content")))
+        if observation is not None and is_parse_error(observation):
             counts["format_errors"] += 1  # the harness rejected the reply; no keystrokes were sent
         elif calls is None:
             counts["unparsed_responses"] += 1
         elif not calls:
             counts["responses_without_commands"] += 1
+        elif observation is None:
+            unanswered.append(render_calls(calls))  # e.g. the closing task_complete / finish
         else:
             turns.append(calls_turn(calls, observation, None))
-        index += 2
+    note_unanswered(counts, unanswered)
     return turns, counts
+
+
+def _is_response(message: dict[str, Any]) -> bool:
+    """An agent reply: the next user message is the terminal after its keystrokes."""
+    return message["role"] == "assistant"
 
 
 def _outcome(result: Any) -> str:

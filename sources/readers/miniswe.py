@@ -31,6 +31,7 @@ from sources.readers.base import (
     expect,
     is_single_json_object,
 )
+from sources.readers.pairing import OpenCalls, exchanges, note_unanswered
 from sources.schema import Quarantine, Trajectory, Turn
 
 _ACTION_RE = re.compile(r"```(?:mswea_bash_command|bash)\s*\n(.*?)\n```", re.DOTALL)
@@ -126,48 +127,42 @@ def pair_messages(
     """Walk the log after the task message: actions, their answers, and what is left over."""
     turns: list[Turn] = []
     counts: dict[str, Any] = {"format_errors": 0, "unpaired_messages": 0}
-    pending: dict[str, str] = {}  # tool_call_id -> command, for tool-call runs
-    index = first_user + 1
-    while index < len(messages):
-        message = messages[index]
+    tool_calls: OpenCalls[str] = OpenCalls()  # v2 tool-call runs: the command of each call
+    unanswered: list[str] = []  # text actions the log ends on
+    for step in exchanges(messages, _is_text_action, start=first_user + 1):
+        message, where = step.message, f"{prefix}[{step.index}]"
         role, content = message["role"], as_text(message.get("content"))
-        where = f"{prefix}[{index}]"
-        if (
-            role == "assistant"
-            and isinstance(message.get("tool_calls"), list)
-            and message["tool_calls"]
-        ):
-            for call in message["tool_calls"]:
-                call_id, command = _tool_call(path, where, call)
-                pending[call_id] = command
-        elif role == "assistant":
+        if step.is_call:
             actions = _ACTION_RE.findall(content)
-            reply = messages[index + 1] if index + 1 < len(messages) else None
             if len(actions) != 1:
                 counts["format_errors"] += 1  # not executed; the reply (if any) is the complaint
-                index += 2 if reply is not None and reply["role"] == "user" else 1
-                continue
-            if reply is None or reply["role"] != "user":
-                counts["final_action_without_observation"] = actions[0]
-                index += 1
-                continue
-            turns.append(_turn(actions[0], as_text(reply.get("content")), reply))
-            index += 2
-            continue
+            elif step.reply is None:
+                unanswered.append(actions[0])
+            else:
+                turns.append(_turn(actions[0], as_text(step.reply.get("content")), step.reply))
+        elif role == "assistant":
+            for call in message["tool_calls"]:
+                call_id, command = _tool_call(path, where, call)
+                tool_calls.open(call_id, command)
         elif role == "tool":
             call_id = message.get("tool_call_id")
-            if call_id not in pending:
+            slot = tool_calls.answer(message, call_id)
+            if slot is None:
                 raise FormatError(path, where, f"tool message answers unknown call {call_id!r}")
-            turns.append(_turn(pending.pop(call_id), content, message))
+            turns.append(_turn(slot.call, content, message))
         elif role == "exit":  # v2 records how the run ended as a last pseudo-message
             extra = message.get("extra") if isinstance(message.get("extra"), dict) else {}
             counts["exit"] = {k: v for k, v in extra.items() if k in ("exit_status", "submission")}
         else:
             counts["unpaired_messages"] += 1
-        index += 1
-    if pending:
-        counts["tool_calls_without_observation"] = sorted(pending.values())
+    note_unanswered(counts, [slot.call for slot in tool_calls.waiting()] + unanswered)
     return turns, counts
+
+
+def _is_text_action(message: dict[str, Any]) -> bool:
+    """An assistant message without tool calls: its fenced block is the action."""
+    tool_calls = message.get("tool_calls")
+    return message["role"] == "assistant" and not (isinstance(tool_calls, list) and tool_calls)
 
 
 def _tool_call(path: Path, where: str, call: Any) -> tuple[str, str]:

@@ -55,6 +55,7 @@ from typing import Any, ClassVar
 
 from sources.readers.base import Reader, as_text, load_json
 from sources.readers.chat_messages import ChatFormatError, convert_messages
+from sources.readers.pairing import exchanges, unanswered_reason
 from sources.schema import Quarantine, Trajectory, Turn
 
 _BLOCK = re.compile(
@@ -216,15 +217,13 @@ class MiroFlowReader(Reader):
         final_response: str | None = None
         n_text_only = 0
         followups: list[str] = []
-        index = 0
-        while index < len(history):
-            message = history[index]
-            where = f"{position}{key}[{index}]"
+        for step in exchanges(history, _is_call):
+            message, where = step.message, f"{position}{key}[{step.index}]"
             if not isinstance(message, dict) or not isinstance(message.get("role"), str):
                 problems.append((where, "message must be an object with a role"))
-                index += 1
                 continue
             role, text = message["role"], as_text(message.get("content"))
+            blocks = list(_BLOCK.finditer(text)) if step.is_call else []
             if role in ("system", "developer"):
                 system_parts.append(text)
             elif role == "user":
@@ -232,47 +231,23 @@ class MiroFlowReader(Reader):
                     task = text
                 else:
                     followups.append(text)  # e.g. MiroFlow's closing "summarize" instruction
-            elif role == "assistant":
-                blocks = list(_BLOCK.finditer(text))
-                if not blocks:
-                    if "<use_mcp_tool>" in text:
-                        reason = "unparsable <use_mcp_tool> block (dropped with its tool result)"
-                        problems.append((where, reason))
-                        index += self._skip_answer(history, index)
-                    elif index == len(history) - 1:
-                        final_response = text
-                    else:
-                        n_text_only += 1  # talk without a call: the agent's thought
-                    index += 1
-                    continue
-                answer = history[index + 1] if index + 1 < len(history) else None
-                if not (isinstance(answer, dict) and answer.get("role") == "user"):
-                    problems.append((where, "tool call has no tool result message after it"))
-                    index += 1
-                    continue
-                servers = [block.group(1).strip() for block in blocks]
-                tools = [block.group(2).strip() for block in blocks]
-                observation = as_text(answer.get("content"))
-                failed = bool(_FAILED.match(observation))
-                if observation.startswith(OMITTED_PREFIX):
-                    omitted.append(len(turns))
-                if observation.endswith(TRUNCATED_SUFFIX):
-                    truncated.append(len(turns))
-                turns.append(Turn(
-                    action="\n\n".join(block.group(0) for block in blocks),
-                    observation=observation,
-                    action_kind=_action_kind(servers[0], tools[0]) if len(blocks) == 1
-                    else "tool_call",
-                    observation_format="text" if failed
-                    else _observation_format(observation, servers, tools),
-                    tool_name=",".join(dict.fromkeys(tools)),
-                    is_error=True if failed else None,
-                ))
-                index += 2
-                continue
-            else:
+            elif role != "assistant":
                 problems.append((where, f"unknown role {role!r}"))
-            index += 1
+            elif not step.is_call:
+                if step.index == len(history) - 1:
+                    final_response = text
+                else:
+                    n_text_only += 1  # talk without a call: the agent's thought
+            elif not blocks:
+                # The tool result (if any) answers a call we cannot read: dropped with it.
+                problems.append((where, "unparsable <use_mcp_tool> block (dropped with its tool "
+                                        "result)"))
+            elif step.reply is None:
+                tools = [block.group(2).strip() for block in blocks]
+                problems.append((where, unanswered_reason(",".join(dict.fromkeys(tools)))))
+            else:
+                turns.append(self._blocks_turn(blocks, as_text(step.reply.get("content")),
+                                               omitted, truncated, len(turns)))
         metadata = dict(metadata)
         if final_response is not None:
             metadata["final_response"] = final_response
@@ -293,7 +268,30 @@ class MiroFlowReader(Reader):
             yield Quarantine(source, where, reason)
 
     @staticmethod
-    def _skip_answer(history: list, index: int) -> int:
-        """1 when the message after a broken call is its (now unusable) user answer, else 0."""
-        following = history[index + 1] if index + 1 < len(history) else None
-        return 1 if isinstance(following, dict) and following.get("role") == "user" else 0
+    def _blocks_turn(blocks: list[re.Match[str]], observation: str, omitted: list[int],
+                     truncated: list[int], number: int) -> Turn:
+        """One turn for the `<use_mcp_tool>` blocks of an assistant message (MiroFlow runs them
+        all and answers with one user message); notes an omitted or truncated result."""
+        servers = [block.group(1).strip() for block in blocks]
+        tools = [block.group(2).strip() for block in blocks]
+        failed = bool(_FAILED.match(observation))
+        if observation.startswith(OMITTED_PREFIX):
+            omitted.append(number)
+        if observation.endswith(TRUNCATED_SUFFIX):
+            truncated.append(number)
+        return Turn(
+            action="\n\n".join(block.group(0) for block in blocks),
+            observation=observation,
+            action_kind=_action_kind(servers[0], tools[0]) if len(blocks) == 1 else "tool_call",
+            observation_format="text" if failed
+            else _observation_format(observation, servers, tools),
+            tool_name=",".join(dict.fromkeys(tools)),
+            is_error=True if failed else None,
+        )
+
+
+def _is_call(message: Any) -> bool:
+    """An assistant message with a `<use_mcp_tool>` block (read or not): the next user message is
+    its tool result."""
+    return (isinstance(message, dict) and message.get("role") == "assistant"
+            and "<use_mcp_tool>" in as_text(message.get("content")))

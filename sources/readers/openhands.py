@@ -12,8 +12,9 @@ call as the model sent it (`str_replace_editor({...})`). The first user `message
 `system` action the system prompt. Conversation and bookkeeping events (agent messages, `finish`,
 `think`, `recall`, agent-state changes, observations without a cause) are not turns: they are
 counted in metadata, the final message kept; so is the answer to an action that is not a turn
-(the "null" observation of the task message). An observation whose cause matches no action at
-all is one quarantined record; the rest of the trajectory is kept.
+(the "null" observation of the task message). Actions no observation answers are listed in
+metadata["calls_without_observation"] (sources/readers/pairing.py). An observation whose cause
+matches no action at all is one quarantined record; the rest of the trajectory is kept.
 
 Three containers hold the same events: a bare list (one trajectory a file), an object with a
 `history` list (one trajectory), and evaluation `output.jsonl` (one instance a line, `history` of
@@ -41,6 +42,7 @@ from sources.readers.base import (
     load_json,
     read_head,
 )
+from sources.readers.pairing import note_unanswered
 from sources.schema import Quarantine, Trajectory, Turn
 
 # Actions that talk to the user or steer the controller rather than act on the environment.
@@ -277,6 +279,7 @@ class _Pairing:
 
     def trajectory(self, position: str) -> Trajectory:
         turns: list[Turn] = []
+        unanswered: list[str] = []
         for action_id, action in self.actions.items():
             kind = action["action"]
             observation = self.answers.get(action_id)
@@ -284,10 +287,11 @@ class _Pairing:
                 self.counts[f"non_environment_action:{kind}"] += 1
                 continue
             if observation is None:
-                self.counts[f"action_without_observation:{kind}"] += 1
+                unanswered.append(_action_text(action))
                 continue
             turns.append(_turn(action, observation))
         metadata: dict[str, Any] = {"skipped_events": dict(sorted(self.counts.items()))}
+        note_unanswered(metadata, unanswered)
         if self.final_message:
             metadata["final_message"] = self.final_message
         if self.task_completed is not None:
@@ -308,24 +312,15 @@ class _Pairing:
 
 def _turn(action: dict[str, Any], observation: dict[str, Any]) -> Turn:
     kind = action["action"]
-    args = action.get("args") or {}
     call = action.get("tool_call_metadata") or {}
     tool_name = call.get("function_name") if isinstance(call.get("function_name"), str) else None
     action_kind, observation_format = _KINDS.get(kind, ("tool_call", "text"))
-    if kind == "run" and isinstance(args.get("command"), str):
-        text = args["command"]
-    elif kind == "run_ipython" and isinstance(args.get("code"), str):
-        text = args["code"]
-    elif kind == "browse" and isinstance(args.get("url"), str):
-        text = args["url"]
-    else:
-        text = _rendered_call(kind, args, call)
     extras = observation.get("extras") or {}
     exit_code = extras.get("exit_code")
     if exit_code is None and isinstance(extras.get("metadata"), dict):
         exit_code = extras["metadata"].get("exit_code")
     return Turn(
-        action=text,
+        action=_action_text(action),
         observation=observation.get("content") or "",
         action_kind=action_kind,
         observation_format=observation_format,
@@ -333,6 +328,19 @@ def _turn(action: dict[str, Any], observation: dict[str, Any]) -> Turn:
         exit_code=exit_code if type(exit_code) is int else None,
         is_error=observation.get("observation") == "error",
     )
+
+
+def _action_text(action: dict[str, Any]) -> str:
+    """The command for `run`, the code for `run_ipython`, the URL for `browse`, else the call."""
+    kind = action["action"]
+    args = action.get("args") or {}
+    if kind == "run" and isinstance(args.get("command"), str):
+        return args["command"]
+    if kind == "run_ipython" and isinstance(args.get("code"), str):
+        return args["code"]
+    if kind == "browse" and isinstance(args.get("url"), str):
+        return args["url"]
+    return _rendered_call(kind, args, action.get("tool_call_metadata") or {})
 
 
 def _rendered_call(kind: str, args: dict[str, Any], call: dict[str, Any]) -> str:

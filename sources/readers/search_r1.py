@@ -12,7 +12,8 @@ Each `<search>query</search>` and the `<information>...</information>` that foll
 turn: action = the query (stripped), observation = the retrieved passages (stripped),
 action_kind "search", observation_format "search_results", tool_name "search". The model's
 <think> text is thought, not action; the final `<answer>` goes to metadata["answer"]; a last
-search the rollout never got results for (out of turns) is metadata["unanswered_search"].
+search the rollout never got results for (out of turns) is listed in
+metadata["calls_without_observation"].
 
 Accepted records: `prompt` (a string or a list of chat messages) and/or `question`, plus the
 generated text in `response` / `output` / `completion` / `generation`; or `messages`, where every
@@ -34,6 +35,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from sources.readers.base import FormatError, Reader, as_text, read_jsonl_items, record_outcome
+from sources.readers.pairing import note_unanswered
 from sources.schema import Quarantine, Trajectory, Turn
 
 _TAG = re.compile(r"<(search|information|answer)>(.*?)</\1>", re.DOTALL)
@@ -132,8 +134,7 @@ class SearchR1Reader(Reader):
             metadata["prompt"] = prompt_text
         if answer is not None:
             metadata["answer"] = answer
-        if pending is not None:
-            metadata["unanswered_search"] = pending
+        note_unanswered(metadata, [pending] if pending is not None else [])
         if invalid:
             metadata["n_invalid_action_notes"] = invalid
         if problems:

@@ -30,6 +30,7 @@ from sources.readers.base import (
     expect,
     is_single_json_object,
 )
+from sources.readers.pairing import exchanges, note_unanswered
 from sources.schema import Quarantine, Trajectory, Turn
 
 # The templates SWE-agent wraps the problem statement in (v0.x "ISSUE:", v1 <pr_description>).
@@ -127,8 +128,7 @@ class SweAgentReader(JsonDocumentReader):
                 metadata["execution_time_s"] = round(sum(times), 6)
         else:
             turns, unanswered = self._history_turns(path, history)
-            if unanswered:
-                metadata["actions_without_observation"] = unanswered
+            note_unanswered(metadata, unanswered)
         metadata.update(self._run_metadata(document, info, history))
 
         outcome = "unknown"
@@ -156,19 +156,15 @@ class SweAgentReader(JsonDocumentReader):
         """Demonstration files: an assistant action answered by the next user/tool message."""
         turns: list[Turn] = []
         unanswered: list[str] = []
-        for index, message in enumerate(history):
-            if (
-                message.get("role") != "assistant"
-                or message.get("is_demo")
-                or "action" not in message
-            ):
+        for step in exchanges(history, _is_action, reply_roles=("user", "tool")):
+            if not step.is_call:
                 continue
-            action = expect(message["action"], str, path, f"$.history[{index}].action", "action")
-            reply = history[index + 1] if index + 1 < len(history) else None
-            if not isinstance(reply, dict) or reply.get("role") not in ("user", "tool"):
+            where = f"$.history[{step.index}].action"
+            action = expect(step.message["action"], str, path, where, "action")
+            if step.reply is None:
                 unanswered.append(action)  # e.g. the run ended on this action
-                continue
-            turns.append(_turn(action, as_text(reply.get("content"))))
+            else:
+                turns.append(_turn(action, as_text(step.reply.get("content"))))
         return turns, unanswered
 
     @staticmethod
@@ -205,6 +201,12 @@ class SweAgentReader(JsonDocumentReader):
                 if isinstance(value, str):
                     metadata[key] = value
         return metadata
+
+
+def _is_action(message: Any) -> bool:
+    """An assistant message of the run (not of a demonstration) that holds an action."""
+    return (isinstance(message, dict) and message.get("role") == "assistant"
+            and not message.get("is_demo") and "action" in message)
 
 
 def _turn(action: str, observation: str) -> Turn:
