@@ -46,6 +46,7 @@ import pyarrow as pa
 
 from quality.mirrored_fields import MIRRORED_COLUMN_DOCS, call_arguments, mirrored_columns
 from quality.nested import strings_in
+from quality.volatile import REPEAT_VOLATILE, mask_column
 
 SHORT_REPLY_CHARS = 600  # longer observations are not short replies
 MIN_VALUE_CHARS = 3  # shorter argument values ("1", "id") match by accident
@@ -75,11 +76,6 @@ _WORD = re.compile(r"[A-Za-z]{2,}")
 _PAST_TENSE = re.compile(r"[A-Z][a-z]{2,}ed")  # "Scaled", "Switched", "Encrypted"
 _TWO_LETTERS = re.compile(r"[A-Za-z].*?[A-Za-z]", re.DOTALL)
 _ALNUM = re.compile(r"[^\W_]")
-# Volatile parts: timestamps, clock times, hex ids and long numbers (epoch times, byte counts,
-# tokens). Short numbers stay: "345" after "344", "Total pages: 2" after 5 are what changed.
-_VOLATILE = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d[\d:.]*(?:Z|[+-]\d\d:?\d\d)?"
-                       r"|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
-                       r"|\b\d{1,2}:\d\d(?::\d\d)?\b|\b[0-9a-f]{8,}\b|\b[0-9A-F]{8,}\b|\d{4,}")
 # Line marks dropped before lines are compared: a view's line numbers, a diff's or a quote's
 # marker, and a shell prompt in front of a command (root@0:/app# ls) -- so that a terminal
 # showing only the typed command is a line of the action.
@@ -177,8 +173,8 @@ def reply_row(values: list[str], observation: str
 def masked_texts(observations: list[str]) -> tuple[list[str], list[str]]:
     """Each observation's head with volatile parts masked, (whitespace collapsed, line marks
     dropped): vectorised in polars, whose regex engine is far faster on long texts."""
-    masked = (pl.Series(observations, dtype=pl.String).fill_null("")
-              .str.slice(0, REPEAT_HEAD_CHARS).str.replace_all(_VOLATILE.pattern, "0"))
+    heads = pl.Series(observations, dtype=pl.String).fill_null("").str.slice(0, REPEAT_HEAD_CHARS)
+    masked = mask_column(heads, REPEAT_VOLATILE, "0")
     flat = masked.str.replace_all(r"\s+", " ").str.strip_chars()
     return flat.to_list(), masked.str.replace_all(_LINE_PREFIX.pattern, "").to_list()
 

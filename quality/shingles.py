@@ -11,9 +11,10 @@ nothing here touches a single word in Python:
    `mix64(sum_k C_k * w[j+k])` over odd 64-bit constants `C_k`, with no n-gram crossing a text's
    end. A text with 1 to n-1 words is one shingle of all its words; a text with none has none.
 
-Identifier masking (`mask_ids`, turn features only): a word of 6 or more characters with a
-digit in it (a container hostname in a shell prompt `root@4c2a9f1e8b3d:/app#`, a UUID part, a
-request id, a timestamped screenshot name) hashes as one placeholder word. Such ids differ
+Identifier masking (`mask_ids`, turn features only; the rule is quality/volatile.py's `id_like`):
+a word of 6 or more characters with a digit in it (a container hostname in a shell prompt
+`root@4c2a9f1e8b3d:/app#`, a UUID part, a request id, a timestamped screenshot name) hashes as
+one placeholder word. Such ids differ
 between runs of the same template, so without the mask every shell prompt would make a
 terminal's canned output look new in each trajectory. Short numbers (counts, prices, exit codes,
 line numbers) keep their value: they are what a world model has to predict.
@@ -37,6 +38,8 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from quality.volatile import id_like
+
 Tokens = Literal["whitespace", "words"]
 
 # What Python's str.split() treats as whitespace, beyond the ASCII space.
@@ -54,8 +57,6 @@ _SEPARATORS: dict[Tokens, list[str]] = {
 
 _WORD_HASH_SEED = 20250101
 _ID_PLACEHOLDER = np.uint64(0x5A17_1D5A_17ED_0001)  # the hash every masked identifier gets
-_DIGITS = list("0123456789")
-_ID_MIN_CHARS = 6
 _MAX_SLICES = 8  # texts are tokenised in up to this many slices in parallel
 _MIN_SLICE_TEXTS = 2000
 # Odd multipliers (from splitmix64's golden-ratio sequence) weighting the n positions of a gram,
@@ -143,8 +144,8 @@ def _words_query(frame: pl.LazyFrame, tokens: Tokens, mask_ids: bool) -> pl.Lazy
     word = pl.col("word")
     hashed = word.hash(seed=_WORD_HASH_SEED)
     if mask_ids:
-        id_like = (word.str.len_chars() >= _ID_MIN_CHARS) & word.str.contains_any(_DIGITS)
-        hashed = pl.when(id_like).then(pl.lit(_ID_PLACEHOLDER, dtype=pl.UInt64)).otherwise(hashed)
+        hashed = pl.when(id_like(word)).then(pl.lit(_ID_PLACEHOLDER, dtype=pl.UInt64)).otherwise(
+            hashed)
     return (frame.select("text_index", word=cleaned.str.split(" "))
             .explode("word")
             .filter(word.str.len_bytes() > 0)  # runs of separators leave empty pieces

@@ -16,16 +16,11 @@ from functools import cache, lru_cache
 from typing import Any
 
 from quality.patterns import FORMAT_ERRORS, GENERIC_ERRORS
+from quality.volatile import EVIDENCE_VOLATILE, mask
 
 CACHE_TEXTS = 4096  # texts whose lines / tokens are memoised (a trajectory's history repeats)
 MAX_TOKENS = 2500  # tokens compared per text: long pages are judged on their first part
 HEAD_TAIL_CHARS = 2000  # error messages sit at the start or the end (quality/patterns.py)
-_VOLATILE = re.compile(
-    r"\b[0-9a-f]{8,}\b"                               # hashes, container ids
-    r"|\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?\S*"  # timestamps
-    r"|\b\d{1,2}:\d{2}(:\d{2})?\b"                    # clock times
-    r"|\b\d+(\.\d+)?\s?(ms|s|sec|seconds)\b",        # durations
-)
 _TOKEN = re.compile(r"\w+")
 # A whole token (no token character before it) that holds a slash, an underscore or a digit, or
 # ends in a file extension; the lookahead scans one token, so the search stays linear.
@@ -40,7 +35,8 @@ DOMAIN_FORMAT = {"mcp": "tool_result_json", "search": "page_text", "terminal": "
 
 @lru_cache(maxsize=CACHE_TEXTS)
 def mask_volatile(text: str) -> str:
-    return _VOLATILE.sub("#", text)
+    """Hex ids, timestamps, clock times and durations as "#" (quality/volatile.py)."""
+    return mask(text, EVIDENCE_VOLATILE, "#")
 
 
 @lru_cache(maxsize=CACHE_TEXTS)
