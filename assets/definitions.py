@@ -9,6 +9,7 @@ from assets.checks import domain_checks
 from assets.factory import generated_traces
 from assets.ingest import raw_traces
 from assets.jobs import make_jobs
+from assets.mcp_simulation import mcp_simulation_report
 from assets.quality import trajectory_dedup, turn_features, turn_labels
 from assets.release import dataset_release
 from assets.resources import storage_from_environment
@@ -27,7 +28,7 @@ ASSETS = [generated_traces, raw_traces, turn_features, turn_labels, trajectory_d
           scrubbed_traces, trajectory_split, tokenizer, cpt_corpus, sft_split, rl_split,
           rl_split_all_turns, untrained_model, cpt_model, sft_model, rl_model,
           agentworldbench, bench_predictions, bench_scores, leaderboard, bench_rollout,
-          dataset_release]
+          mcp_simulation_report, dataset_release]
 
 # The models train once on every domain's splits; they are not per-partition work. The bench
 # (bench_job, from assets/jobs.py) measures them and the baselines over all domains at once.

@@ -1,5 +1,5 @@
-"""The tables AgentWorldBench builds: samples, predictions, scores, free-running rollouts, and
-the leaderboard folder.
+"""The tables AgentWorldBench builds: samples, predictions, scores, free-running rollouts, the
+MCP simulation's fidelity, and the leaderboard folder.
 
 Declared once here (sources/tables.py is the registry); the bench's code takes paths from these
 objects. The samples' official JSONL layout is exported beside their partitions
@@ -18,6 +18,12 @@ from bench.evaluate import (
 )
 from bench.rollout import STEP_SCHEMA
 from bench.scoring import DOMAIN_COLUMNS
+from bench.simulate.columns import (
+    FIDELITY_DOCS,
+    FIDELITY_SCHEMA,
+    REPLAY_STEP_DOCS,
+    REPLAY_STEP_SCHEMA,
+)
 from sources.tables import Table
 
 HISTORY_TYPE = pa.list_(pa.struct([("action", pa.large_string()),
@@ -74,6 +80,19 @@ BENCH_ROLLOUT = Table(
         "malformed": "the free-running output had no complete <predicted_observation> block",
         "prediction": "the free-running predicted observation fed to the next step",
     })
+MCP_SIMULATION_REPORT = Table(
+    "mcp_simulation_report", "bench",
+    "The world model as an MCP server (`worldtrace simulate-mcp`): bench-pool MCP sessions "
+    "replayed free-running (the model answers every call) and anchored (read-only calls "
+    "answered by the real server), each simulated observation judged against the real one; "
+    "fidelity by depth with bootstrap 95 % intervals, per model (fidelity.png beside it).",
+    FIDELITY_SCHEMA, FIDELITY_DOCS, partitioned=False, folder="mcp_simulation",
+    file="fidelity.parquet")
+MCP_SIMULATION_STEPS = Table(
+    "mcp_simulation_steps", "bench",
+    "Every replayed call of mcp_simulation_report: who answered it, its score, its prediction.",
+    REPLAY_STEP_SCHEMA, REPLAY_STEP_DOCS, partitioned=False, folder="mcp_simulation",
+    file="steps.parquet", asset="mcp_simulation_report")
 # The leaderboard's rows (leaderboard.csv and .md): the published table's domains and overall,
 # then ours. bench/leaderboard.py writes exactly these columns, in this order.
 LEADERBOARD_SCHEMA = pa.schema([

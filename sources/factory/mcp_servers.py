@@ -26,6 +26,14 @@ from mcp.server.mcpserver.exceptions import ToolError
 from sources.factory.collect_util import FIXED_DATE
 
 SERVER_KINDS = ("notes", "shopdb", "calendar")
+# The tools that only read state, by the name each server reports (serverInfo.name): declared
+# here rather than as readOnlyHint annotations, which would change every recorded tools/list.
+# `worldtrace simulate-mcp` answers these from the real server in anchored mode.
+READ_ONLY_TOOLS: dict[str, tuple[str, ...]] = {
+    "notes": ("get_note", "list_notes", "search_notes"),
+    "shop-db": ("list_tables", "describe_table", "read_query"),
+    "calendar": ("today", "list_events", "find_free_slot"),
+}
 WORK_START, WORK_END = 9 * 60, 17 * 60
 
 

@@ -76,6 +76,11 @@ SERVERS: dict[str, list[tuple[str, str, dict[str, str], tuple[str, ...], str]]] 
     ],
 }
 SERVER_NAMES = tuple(SERVERS)
+# The tools that only read state (kinds list and get), by server name (see mcp_servers).
+READ_ONLY_TOOLS: dict[str, tuple[str, ...]] = {
+    server: tuple(name for name, _, _, _, kind in tools if kind in ("list", "get"))
+    for server, tools in SERVERS.items()
+}
 CLIENTS = (("claude-code", "1.0.71"), ("mcp-inspector", "0.16.2"), ("cursor", "1.4.2"),
            ("worldtrace-client", "0.1.0"))
 ACKS = ("Tool executed successfully.", "OK", '{"status": "ok"}', "Done.")

@@ -1,0 +1,123 @@
+"""Fidelity by depth: how close the simulated observations are to the real ones, per mode.
+
+One row per (model, mode, depth) and per (model, mode) over all depths (depth null): the judged
+calls, the mean sample score (0-100, rubric) with its bootstrap 95 % interval (bench/bootstrap.py,
+resampling the calls of that depth), the mean over the calls to writing tools (which the model
+answers in both modes: anchored, only its context differs), and on anchored rows the paired
+difference anchored - free over the same sessions' calls at that depth, with its interval.
+Failed calls (no answer in time) are counted apart and leave the means, as in the bench.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Sequence
+from pathlib import Path
+from statistics import fmean
+from typing import Any
+
+from bench.bootstrap import paired_difference, score_intervals
+from bench.simulate.replay import ANCHORED, FREE, MODES
+from bench.simulate.simulation import DOMAIN
+from sources.storage import atomic_path
+
+Group = tuple[str, str, int | None]  # (model, mode, depth or None for all depths)
+
+
+def _key(group: Group) -> str:
+    model, mode, depth = group
+    return f"{model}|{mode}|{'all' if depth is None else depth}"
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 2)
+
+
+def fidelity_table(rows: Sequence[dict[str, Any]], seed: int = 0) -> list[dict[str, Any]]:
+    """The fidelity rows (FIDELITY_SCHEMA) of judged replay rows, by model, mode and depth."""
+    groups: dict[Group, list[dict[str, Any]]] = {}
+    for row in rows:
+        for depth in (row["depth"], None):
+            groups.setdefault((row["model"], row["mode"], depth), []).append(row)
+    judged = {key: [r for r in group if not r["failed"]] for key, group in groups.items()}
+    scored = [{"domain": _key(key), "score": r["score"]}
+              for key, group in judged.items() for r in group]
+    intervals = score_intervals(scored, seed) if scored else {}
+    table = []
+    for model in sorted({model for model, _, _ in groups}):
+        for mode in MODES:
+            depths = sorted({d for m, o, d in groups if (m, o) == (model, mode) and d})
+            for depth in [*depths, None]:
+                key = (model, mode, depth)
+                if key not in groups:
+                    continue
+                table.append(_row(key, groups[key], judged[key], intervals.get(_key(key)),
+                                  _paired(judged, model, depth, seed) if mode == ANCHORED
+                                  else None))
+    return table
+
+
+def _row(key: Group, group: list[dict[str, Any]], judged: list[dict[str, Any]], interval,
+         difference) -> dict[str, Any]:
+    writes = [r["score"] for r in judged if r["kind"] == "write"]
+    return {
+        "model": key[0], "mode": key[1], "depth": key[2], "calls": len(judged),
+        "failed": len(group) - len(judged),
+        "score": _round(interval.estimate) if interval else None,
+        "score_low": _round(interval.low) if interval else None,
+        "score_high": _round(interval.high) if interval else None,
+        "write_calls": len(writes), "write_score": _round(fmean(writes)) if writes else None,
+        "anchored_minus_free": _round(difference.estimate) if difference else None,
+        "difference_low": _round(difference.low) if difference else None,
+        "difference_high": _round(difference.high) if difference else None,
+    }
+
+
+def _paired(judged: dict[Group, list[dict[str, Any]]], model: str, depth: int | None, seed: int):
+    """Anchored - free over the calls both modes answered at this depth (None when none)."""
+    def by_call(mode: str) -> dict[str, float]:
+        return {f"{r['session']}#{r['depth']}": r["score"]
+                for r in judged.get((model, mode, depth), [])}
+
+    anchored, free = by_call(ANCHORED), by_call(FREE)
+    common = sorted(anchored.keys() & free.keys())
+    if not common:
+        return None
+    return paired_difference([{"id": k, "domain": DOMAIN, "score": anchored[k]} for k in common],
+                             [{"id": k, "domain": DOMAIN, "score": free[k]} for k in common],
+                             seed)
+
+
+def write_rows_csv(rows: Sequence[dict[str, Any]], path: Path) -> Path:
+    """The rows as CSV (the columns of the first row), atomically."""
+    with atomic_path(path) as tmp, tmp.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]) if rows else [])
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
+def write_fidelity_chart(table: Sequence[dict[str, Any]], path: Path, title: str = ""
+                         ) -> Path:
+    """Score by depth, one line per model and mode (anchored solid, free dashed) with its
+    95 % band."""
+    from sources.plots import SIZE, plt, write_png  # matplotlib only when a chart is drawn
+
+    figure, axes = plt.subplots(figsize=SIZE, dpi=100)
+    lines = sorted({(r["model"], r["mode"]) for r in table})
+    for index, (model, mode) in enumerate(lines):
+        mine = [r for r in table if (r["model"], r["mode"]) == (model, mode)
+                and r["depth"] is not None and r["score"] is not None]
+        depths = [r["depth"] for r in mine]
+        colour = f"C{index % 10}"
+        axes.plot(depths, [r["score"] for r in mine], "-o" if mode == ANCHORED else "--o",
+                  color=colour, label=f"{model} {mode}", markersize=3)
+        axes.fill_between(depths, [r["score_low"] for r in mine],
+                          [r["score_high"] for r in mine], color=colour, alpha=0.15)
+    axes.set_xlabel("depth (tools/call in the session)")
+    axes.set_ylabel("score (0-100)")
+    axes.set_ylim(0, 100)
+    axes.set_title(title or "MCP simulation fidelity by depth")
+    axes.legend(fontsize=7)
+    figure.tight_layout()
+    return write_png(figure, path)
