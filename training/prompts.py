@@ -12,7 +12,8 @@ messages' content tokens + a fixed cost per message + the generation prompt TRL 
 costs are measured from the tokenizer's own template (`template_costs`): ours is 2 a message
 (<|role|> ... <|end|>) + 1 (<|assistant|>); a real base's ChatML measures 6 + 4. Each message
 is tokenized once per episode, lazily, newest first, so a small budget reads only the end of a
-long history.
+long history. Which turns go is decided in one place for the SFT and RL splits, the GSPO
+prompts and the bench: `bench.predictors.messages.fit_messages` (the oldest pairs first).
 """
 
 from __future__ import annotations
@@ -103,23 +104,26 @@ class PromptBuilder:
             self._counts[text] = len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
         return self._counts[text]
 
+    def fits(self, chat: list[dict[str, str]]) -> bool:
+        """Whether the chat's tokens (contents + the template's costs) are within the budget;
+        counted newest first and stopped once over, so a small budget reads only the end of a
+        long history."""
+        total = self.costs.generation_prompt
+        for message in reversed(chat):
+            total += self.count(message["content"]) + self.costs.per_message
+            if total > self.max_prompt_tokens:
+                return False
+        return True
+
     def build(self, position: int, system: str) -> Prompt | None:
-        """The prompt predicting steps[position]; None when even no history is over budget."""
-        turns = self.episode.rendered
-        fixed = (self.count(system) + self.count(turns[position][0])
-                 + 2 * self.costs.per_message + self.costs.generation_prompt)
-        if fixed > self.max_prompt_tokens:
+        """The prompt predicting steps[position], its oldest turns dropped until it fits (the
+        bench's fitting, bench.predictors.messages); None when even no history is over budget."""
+        fitted, dropped = fit_messages(messages(system, self.episode, 0, position), self.fits)
+        if not self.fits(fitted):
             return None
-        total, first = fixed, position
-        while first > 0:
-            user, assistant = turns[first - 1]
-            cost = self.count(user) + self.count(assistant) + 2 * self.costs.per_message
-            if total + cost > self.max_prompt_tokens:
-                break
-            total += cost
-            first -= 1
-        return Prompt(messages(system, self.episode, first, position),
-                      total, position - first, first)
+        tokens = self.costs.generation_prompt + sum(
+            self.count(message["content"]) + self.costs.per_message for message in fitted)
+        return Prompt(fitted, tokens, position - dropped, dropped)
 
     def answer_tokens(self, *parts: str, special: int = 0) -> int:
         """Tokens of an assistant answer made of `parts` and `special` special tokens, with its
