@@ -13,8 +13,9 @@ import pyarrow as pa
 
 from assets.resources import WorldtraceStorage
 from assets.table_metadata import reads, records_table, table_metadata
+from bench.simulate.errors import SessionsError
 from bench.simulate.fidelity import fidelity_table, write_fidelity_chart
-from bench.simulate.replay import ReplayConfig, read_sessions, replay_all
+from bench.simulate.replay import ReplayConfig, SessionSet, read_sessions, replay_all
 from bench.simulate.world_model import WorldModel, WorldModelConfig
 from bench.tables import MCP_SIMULATION_REPORT, MCP_SIMULATION_STEPS
 from quality.tables import SCRUBBED_TURNS, TRAJECTORY_SPLIT
@@ -27,7 +28,8 @@ from training.tables import MODELS, RL_MODEL, SFT_MODEL, model_folders
 class SimulationSettings(dg.Config):
     """Which models (folders under {data}/models), how many bench-pool sessions (spread over
     the sources) and calls per session, and the generation budget (the tiny model's by
-    default; the real base's prompt budget for a real base)."""
+    default; the real base's prompt budget for a real base). Named folders that hold no model
+    (not trained in this run) are left out."""
 
     models: list[str] = [SFT_MODEL.name, RL_MODEL.name]
     sessions: int = 4
@@ -45,11 +47,16 @@ def mcp_simulation_report(context: dg.AssetExecutionContext, config: SimulationS
     by depth with bootstrap intervals (anchored: read-only calls answered by the real server)."""
     data = storage.data_path
     replay = ReplayConfig(sessions=config.sessions, calls=config.calls)
-    sessions = read_sessions(data, replay)
+    try:
+        sessions = read_sessions(data, replay)
+    except SessionsError as error:  # the run left the MCP domain out: nothing to replay
+        context.log.warning(f"no MCP session replayed: {error}")
+        sessions = SessionSet(skipped={"mcp": str(error)})
     for session_id, reason in sessions.skipped.items():
         context.log.info(f"not replayed: {session_id}: {reason}")
+    folders = [f for f in model_folders(data, config.models) if (f / "config.json").is_file()]
     rows = []
-    for folder in model_folders(data, config.models):
+    for folder in folders if sessions.sessions else []:
         model = WorldModel.load(WorldModelConfig(
             str(folder), max_new_tokens=config.max_new_tokens,
             max_prompt_tokens=config.model_max_prompt_tokens or None,
@@ -65,6 +72,7 @@ def mcp_simulation_report(context: dg.AssetExecutionContext, config: SimulationS
     overall = [r for r in table if r["depth"] is None]
     return dg.MaterializeResult(metadata={
         **table_metadata(MCP_SIMULATION_REPORT, data),
+        "models": dg.MetadataValue.md(", ".join(f.name for f in folders) or "_none trained_"),
         "sessions": len(sessions), "sessions_skipped": len(sessions.skipped),
         "calls_replayed": len(rows),
         "overall": dg.MetadataValue.md(records_table(overall)),

@@ -19,6 +19,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 
 from bench.parsing import parse_prediction
+from bench.serve.run import ServeConfig, model_app, serve_in_background
 from bench.simulate.anchor import connect
 from bench.simulate.server import build_server
 from bench.simulate.simulation import ANCHOR, MODEL, Simulation
@@ -66,7 +67,7 @@ def shop_command(folder: Path) -> str:
     return f"{sys.executable} -m sources.factory.mcp_servers shopdb --data {folder}"
 
 
-def world_model(folder: Path, timeout_s: float = 120.0) -> WorldModel:
+def world_model(folder: Path | str, timeout_s: float = 120.0) -> WorldModel:
     return WorldModel.load(WorldModelConfig(str(folder), max_new_tokens=NEW_TOKENS,
                                             timeout_s=timeout_s))
 
@@ -129,6 +130,26 @@ def test_anchored_reads_come_from_the_real_shop_and_enter_the_models_context(
     assert write.content[0].text == tool_result(simulation.steps[1].observation).content[0].text
     # Writes are predicted, never sent to the real server: the shop is unchanged.
     assert again.structured_content == {"result": [{"n": products}]}
+
+
+def test_an_openai_compatible_url_answers_as_the_folder_does(tiny_model_dir,  # noqa: F811
+                                                             tools_file):
+    """`--model URL`: the same session through `worldtrace serve` and the `openai` client gets
+    the answer the folder gives in process (one generation path, greedy)."""
+    toolset = read_tools_file(tools_file)
+    call = ("count_items", {"shelf": "C1"})
+
+    async def ask(model: WorldModel):
+        simulation = Simulation(toolset, model)
+        async with Client(build_server(simulation)) as client:
+            return await client.call_tool(*call), simulation
+
+    with model_app(ServeConfig(tiny_model_dir, dtype="float32")) as app, \
+            serve_in_background(app) as url:
+        remote, simulation = anyio.run(ask, world_model(url))
+    local, _ = anyio.run(ask, world_model(tiny_model_dir))
+    assert simulation.model.name == "openai_compatible:tiny_lm"
+    assert remote.content == local.content and remote.content[0].text
 
 
 def test_a_reply_not_ready_in_time_is_an_mcp_error(tiny_model_dir, tools_file):  # noqa: F811

@@ -99,17 +99,17 @@ def write_rows_csv(rows: Sequence[dict[str, Any]], path: Path) -> Path:
 
 def write_fidelity_chart(table: Sequence[dict[str, Any]], path: Path, title: str = ""
                          ) -> Path:
-    """Score by depth, one line per model and mode (anchored solid, free dashed) with its
+    """Score by depth, one colour per model, anchored solid and free dashed, each with its
     95 % band."""
-    from sources.plots import SIZE, plt, write_png  # matplotlib only when a chart is drawn
+    from sources.plots import DPI, SIZE, plt, write_png  # matplotlib only when drawing
 
-    figure, axes = plt.subplots(figsize=SIZE, dpi=100)
-    lines = sorted({(r["model"], r["mode"]) for r in table})
-    for index, (model, mode) in enumerate(lines):
+    figure, axes = plt.subplots(figsize=SIZE, dpi=DPI)
+    models = sorted({r["model"] for r in table})
+    for model, mode in sorted({(r["model"], r["mode"]) for r in table}):
         mine = [r for r in table if (r["model"], r["mode"]) == (model, mode)
                 and r["depth"] is not None and r["score"] is not None]
         depths = [r["depth"] for r in mine]
-        colour = f"C{index % 10}"
+        colour = f"C{models.index(model) % 10}"
         axes.plot(depths, [r["score"] for r in mine], "-o" if mode == ANCHORED else "--o",
                   color=colour, label=f"{model} {mode}", markersize=3)
         axes.fill_between(depths, [r["score_low"] for r in mine],
