@@ -12,8 +12,9 @@ prints wall time, tokens/s and the process's peak RSS; `bench` scores every pred
 same first --per-domain samples of each domain (sampled at the official 0.6, seeded) and
 prints per-domain scores and Overall with stratified bootstrap 95 % intervals, plus the paired
 difference of the SFT model against the untrained base and copy-last. Finished stages are
-reused (a model folder with its training log, a predictor's score rows), so an interrupted run
-resumes. Not a test: a measurement on whatever machine runs it (say how loaded it was).
+reused (a model folder with its training log, a predictor's score rows; the SFT model's under
+its --name), so an interrupted run resumes. Not a test: a measurement on whatever machine
+runs it (say how loaded it was).
 """
 
 from __future__ import annotations
@@ -105,7 +106,9 @@ def score(work: Path, base: Path, sft: Path, args: argparse.Namespace) -> None:
     out = work / "real_base"
     rows: dict[str, list[dict]] = {}
     for name in args.predictors.split(","):
-        path = out / f"scores_{name}.parquet"
+        # the SFT model's rows are kept under its folder's name: a longer run in the same
+        # work folder must not reuse the rows of the model trained before it
+        path = out / f"scores_{args.name if name == 'sft' else name}.parquet"
         scored_before = pq.read_table(path).to_pylist() if path.exists() else []
         for row in scored_before:  # scored before the bench knew failed samples: none failed
             if row.get("failed") is None:
