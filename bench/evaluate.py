@@ -23,6 +23,7 @@ from bench.judges.rubric import judge
 from bench.official import chat_messages
 from bench.parsing import parse_prediction
 from bench.predictors.base import Predictor, predictor_failures, predictor_fitted
+from bench.progress import Progress
 from bench.result_cache import content_hash
 from bench.sample import BenchSample
 from bench.scoring import AXES, SCORING_MODES, Overall, aggregate, normalize
@@ -236,11 +237,16 @@ def summarize(rows: Sequence[dict[str, Any]]) -> list[Summary]:
     return summaries
 
 
-def run_predictor(predictor: Predictor, samples: Sequence[BenchSample]
+def run_predictor(predictor: Predictor, samples: Sequence[BenchSample],
+                  log: Callable[[str], None] | None = None
                   ) -> tuple[list[str], list[dict[str, Any]], dict[str, float]]:
-    """Outputs, score rows and timings (samples/s of prediction and of judging)."""
+    """Outputs, score rows and timings (samples/s of prediction and of judging); with `log`,
+    progress lines (done / total, rate, time left) as samples finish."""
+    progress = Progress(predictor.name, len(samples), log) if log is not None else None
     clock = time.perf_counter()
-    outputs = predict(predictor, samples)
+    outputs = predict(predictor, samples, on_batch=progress.update if progress else None)
+    if progress is not None:
+        progress.close()
     predicted = time.perf_counter()
     rows = judge_outputs(samples, outputs, predictor.name, predictor_failures(predictor))
     judged = time.perf_counter()

@@ -127,7 +127,7 @@ def score(work: Path, base: Path, sft: Path, args: argparse.Namespace) -> None:
         else:
             predictor = build_predictor(name, context)
         with stopwatch() as lap:
-            _, scored, _ = run_predictor(predictor, todo)
+            _, scored, _ = run_predictor(predictor, todo, log=lambda line: print(line, flush=True))
         stats = getattr(predictor, "stats", None)
         speed = (f", {stats.completion_tokens / max(stats.seconds, 1e-9):.1f} generated "
                  f"tokens/s" if stats is not None else "")

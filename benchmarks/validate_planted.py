@@ -54,6 +54,21 @@ def planted_episodes(data: Path, per_domain: int, planted: int, seed: int):
     return episodes, keys
 
 
+def announced(episodes: list, name: str, every_s: float = 30.0):
+    """The episodes, with a line at most every `every_s` seconds once one has been scored
+    (a real base reads a few hundred tokens a second on a CPU: minutes of silence otherwise)."""
+    import time
+
+    started = last = time.monotonic()
+    for k, episode in enumerate(episodes, 1):
+        yield episode
+        now = time.monotonic()
+        if now - last >= every_s or k == len(episodes):
+            last = now
+            print(f"{name}: {k}/{len(episodes)} trajectories scored in {now - started:.0f} s",
+                  flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, required=True)
@@ -77,7 +92,7 @@ def main() -> None:
         chat = LocalChatModel.load(folder, dtype="float32", device="cpu")
         stats = ValidateStats()
         with stopwatch() as lap:
-            rows = validate(chat.model, chat.tokenizer, episodes,
+            rows = validate(chat.model, chat.tokenizer, announced(episodes, folder.name),
                             ValidateConfig(max_tokens=args.max_tokens), stats)
         ranks = {(r["trajectory_id"], r["turn_index"]): k for k, r in enumerate(rows)}
         found = [ranks[key] / len(rows) for key in keys if key in ranks]

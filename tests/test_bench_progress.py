@@ -56,3 +56,18 @@ def test_bench_run_logs_progress_lines(tmp_path: Path, capsys: pytest.CaptureFix
     err = capsys.readouterr().err
     assert "copy_last: predicting 21 samples" in err
     assert "copy_last: 21/21 samples, " in err and "samples/s, done" in err
+
+
+@pytest.mark.usefixtures("torch_one_thread")
+def test_run_predictor_logs_progress_as_the_model_finishes_batches(
+        tiny_model_dir: Path) -> None:  # noqa: F811
+    from bench.evaluate import run_predictor
+
+    predictor = HfLocalPredictor(HfLocalConfig(tiny_model_dir, batch_size=2, max_new_tokens=4,
+                                               dtype="float32"))
+    lines: list[str] = []
+    _, rows, _ = run_predictor(predictor, SAMPLES, log=lines.append)
+    assert len(rows) == len(SAMPLES) == 5
+    assert lines[0] == f"{predictor.name}: predicting 5 samples"
+    assert lines[-1].startswith(f"{predictor.name}: 5/5 samples, ") and "done" in lines[-1]
+    assert predictor.on_done is None

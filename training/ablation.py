@@ -166,7 +166,8 @@ def score(data_dir: Path, folders: dict[str, Path], samples: Sequence[BenchSampl
     rows = []
     for variant, spec in specs.items():
         print(f"ablation: scoring {variant} on {len(samples)} bench samples", flush=True)
-        _, scored, _ = run_predictor(build_predictor(spec, context), samples)
+        _, scored, _ = run_predictor(build_predictor(spec, context), samples,
+                                     log=lambda line: print(line, flush=True))
         (summary,) = summarize(scored)
         overall = score_intervals(scored)["overall"]
         rows.append({**table_row(variant, summary), "overall_ci_low": round(overall.low, 2),
