@@ -24,6 +24,8 @@ def test_every_entry_is_valid_run_config_of_its_asset(tmp_path):
     assert {config[k]["base"] for k in ("cpt_corpus", "sft_split", "rl_split",
                                         "untrained_model")} == {str(tmp_path.resolve())}
     assert config["bench_predictions"]["max_new_tokens"] == REAL_BASE_BUDGETS.answer_tokens
+    assert config["mcp_simulation_report"]["model_max_prompt_tokens"] == (
+        REAL_BASE_BUDGETS.prompt_tokens)
 
 
 def test_a_folder_without_a_model_is_refused(tmp_path):

@@ -57,6 +57,8 @@ def real_base_config(base: Path) -> dict[str, dict]:
         "bench_predictions": {"model_max_prompt_tokens": budgets.prompt_tokens,
                               "max_new_tokens": budgets.answer_tokens},
         "bench_rollout": {"model_max_prompt_tokens": budgets.prompt_tokens},
+        "mcp_simulation_report": {"model_max_prompt_tokens": budgets.prompt_tokens,
+                                  "max_new_tokens": budgets.answer_tokens},
     }
 
 
