@@ -90,8 +90,9 @@ async def connect(command: str, timeout_s: float = 30.0, cwd: str | None = None
                   ) -> AsyncIterator[AnchorServer]:
     """The running server for the duration of the block (stopped on exit)."""
     argv = _argv(command)
-    params = StdioServerParameters(command=argv[0], args=argv[1:], cwd=cwd,
-                                   env={"PYTHONPATH": os.environ.get("PYTHONPATH", "")})
+    # The whole environment, not the SDK's short default list: a real server may need its own
+    # variables (a database URL, credentials, PYTHONPATH).
+    params = StdioServerParameters(command=argv[0], args=argv[1:], cwd=cwd, env=dict(os.environ))
     with tempfile.TemporaryFile("w+", encoding="utf-8") as errlog:
         try:
             async with contextlib.AsyncExitStack() as stack:
