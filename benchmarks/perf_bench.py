@@ -40,7 +40,14 @@ from bench.predictors.base import Predictor, PredictorContext, build_predictor  
 from bench.reward import hybrid_reward  # noqa: E402
 from bench.sample import BenchSample  # noqa: E402
 from bench.store import read_samples  # noqa: E402
-from benchmarks._measure import Lap, timed  # noqa: E402
+from benchmarks._measure import (  # noqa: E402
+    Lap,
+    load_average,
+    peak_rss_mb,
+    result_line,
+    stopwatch,
+    timed,
+)
 
 
 def line(name: str, n: int, timing: tuple[object, Lap]) -> str:
@@ -169,10 +176,17 @@ def main() -> int:
     domains = sorted({s.domain for s in samples})
     print(f"{len(samples)} samples ({', '.join(domains)}) from {data}")
     context = PredictorContext(data_dir=data)
-    outputs = [measure(build_predictor(spec, context), samples)
-               for spec in args.predictor or ["copy_last", "empty", "retrieval"]]
-    if not args.no_llm_judge:
-        measure_llm_judge(samples, outputs[0], data, args)
+    specs = args.predictor or ["copy_last", "empty", "retrieval"]
+    with stopwatch() as whole:
+        with stopwatch() as offline:
+            outputs = [measure(build_predictor(spec, context), samples) for spec in specs]
+        if not args.no_llm_judge:
+            measure_llm_judge(samples, outputs[0], data, args)
+    # A sample is one turn to predict; turns_per_s: predicted, parsed, verified, judged and
+    # rewarded by every predictor in turn (the LLM judge's rate is its own line above).
+    print(result_line(turns=len(samples), predictors=len(specs),
+                      turns_per_s=len(samples) * len(specs) / offline.wall, wall_s=whole.wall,
+                      peak_rss_mb=peak_rss_mb(), load_avg=load_average()))
     return 0
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repo, when run as a file
 
-from benchmarks._measure import peak_rss_mb, stopwatch  # noqa: E402
+from benchmarks._measure import load_average, peak_rss_mb, result_line, stopwatch  # noqa: E402
 from sources.factory.scale import generate_corpus, writer_for  # noqa: E402
 from sources.schema import DOMAINS  # noqa: E402
 
@@ -58,6 +58,9 @@ def main() -> None:
     print(f"bytes:        {stats.bytes:,} ({stats.bytes / 1e9:.2f} GB, "
           f"{stats.bytes / wall / 1e6:.0f} MB/s)")
     print(f"peak RSS:     {own:.0f} MiB (main), {children:.0f} MiB (largest worker)")
+    print(result_line(turns=stats.turns, turns_per_s=stats.turns / wall, wall_s=wall,
+                      peak_rss_mb=max(own, children), mb=stats.bytes / 1e6,
+                      load_avg=load_average()))
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repo, when run as a file
 
-from benchmarks._measure import peak_rss_mb, stopwatch  # noqa: E402
+from benchmarks._measure import load_average, peak_rss_mb, result_line, stopwatch  # noqa: E402
 
 OWN_TABLES = {"sft_split", "rl_split", "rl_split_all_turns", "cpt_corpus", "models", "ablation",
               "bench_cache", "real_base"}
@@ -84,7 +84,9 @@ def train(work: Path, base: Path, args: argparse.Namespace) -> Path:
     return folder
 
 
-def score(work: Path, base: Path, sft: Path, args: argparse.Namespace) -> None:
+def score(work: Path, base: Path, sft: Path, args: argparse.Namespace) -> int:
+    """Score the predictors on the bench; returns the predictions made now (the rest were
+    scored by an earlier run)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -105,6 +107,7 @@ def score(work: Path, base: Path, sft: Path, args: argparse.Namespace) -> None:
     folders = {"base": base, "sft": sft}
     out = work / "real_base"
     rows: dict[str, list[dict]] = {}
+    predicted = 0
     for name in args.predictors.split(","):
         # the SFT model's rows are kept under its folder's name: a longer run in the same
         # work folder must not reuse the rows of the model trained before it
@@ -128,6 +131,7 @@ def score(work: Path, base: Path, sft: Path, args: argparse.Namespace) -> None:
             predictor = build_predictor(name, context)
         with stopwatch() as lap:
             _, scored, _ = run_predictor(predictor, todo, log=lambda line: print(line, flush=True))
+        predicted += len(todo)
         stats = getattr(predictor, "stats", None)
         speed = (f", {stats.completion_tokens / max(stats.seconds, 1e-9):.1f} generated "
                  f"tokens/s" if stats is not None else "")
@@ -150,6 +154,7 @@ def score(work: Path, base: Path, sft: Path, args: argparse.Namespace) -> None:
                  ("sft", "retrieval")):
         if a in rows and b in rows:
             print(f"paired {a} - {b}: {paired_difference(rows[a], rows[b])}")
+    return predicted
 
 
 def main() -> None:
@@ -176,10 +181,14 @@ def main() -> None:
         if "split" in stages:
             build_split(work, args.base)
         sft = train(work, args.base, args) if "sft" in stages else work / "models" / args.name
-        if "bench" in stages:
-            score(work, args.base, sft, args)
+        predicted = score(work, args.base, sft, args) if "bench" in stages else 0
     print(f"total {total.wall:.0f} s wall, {total.cpu:.0f} s CPU, peak RSS "
           f"{peak_rss_mb():.0f} MiB")
+    # A bench sample is one turn to predict: the turns predicted now (every predictor's), per
+    # wall second of the whole run (the stages asked for: split, SFT, bench).
+    print(result_line(turns=predicted, turns_per_s=predicted / total.wall, wall_s=total.wall,
+                      cpu_s=total.cpu, peak_rss_mb=peak_rss_mb(), stages=args.stages,
+                      load_avg=load_average()))
 
 
 if __name__ == "__main__":

@@ -44,7 +44,13 @@ from bench.predictors.openai_compatible import (  # noqa: E402
 )
 from bench.sample import BenchSample  # noqa: E402
 from bench.serve.run import ServeConfig  # noqa: E402
-from benchmarks._measure import REPO, stopwatch  # noqa: E402
+from benchmarks._measure import (  # noqa: E402
+    REPO,
+    load_average,
+    peak_rss_mb,
+    result_line,
+    stopwatch,
+)
 
 
 def synthetic_samples(count: int) -> list[BenchSample]:
@@ -65,7 +71,8 @@ def report(label: str, seconds: float, samples: int, tokens: int, extra: str = "
           f"  ({samples} samples, {seconds:.2f} s){extra}")
 
 
-def run_remote(url: str, samples: list[BenchSample], args, concurrency: int, health) -> None:
+def run_remote(url: str, samples: list[BenchSample], args, concurrency: int, health) -> float:
+    """Predict every sample through the server; prints the line, returns samples/s."""
     predictor = OpenAICompatiblePredictor(OpenAICompatibleConfig(
         EndpointConfig(url, concurrency=concurrency), temperature=0.0,
         max_tokens=args.max_new_tokens))
@@ -78,6 +85,7 @@ def run_remote(url: str, samples: list[BenchSample], args, concurrency: int, hea
     report(f"openai_compatible -> serve, {concurrency} in flight", seconds, len(samples),
            predictor.endpoint.stats.completion_tokens,
            f"; server batches {batches}, largest {after['largest_batch']}")
+    return len(samples) / seconds
 
 
 def run_stream(url: str, sample: BenchSample, args) -> None:
@@ -141,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
-    with tempfile.TemporaryDirectory() as scratch:
+    with tempfile.TemporaryDirectory() as scratch, stopwatch() as whole:
         model_dir = args.model
         if model_dir is None:
             from tests.tiny_lm import build_tiny_model
@@ -163,15 +171,21 @@ def main(argv: list[str] | None = None) -> int:
             local.predict(samples)
         report(f"hf_local, batch {args.batch_size}", lap.wall, len(samples),
                local.stats.completion_tokens)
+        local_rate = len(samples) / lap.wall
         config = ServeConfig(model_dir, port=free_port(), max_batch=args.batch_size,
                              default_max_tokens=args.max_new_tokens, threads=args.threads)
         with served_in_subprocess(config) as url:
             def health() -> dict:
                 return httpx.get(url.removesuffix("/v1") + "/health").json()["worker"]
 
-            run_remote(url, samples, args, args.concurrency, health)
+            served_rate = run_remote(url, samples, args, args.concurrency, health)
             run_remote(url, samples, args, 1, health)
             run_stream(url, samples[-1], args)
+    # A sample is one turn to predict; turns_per_s is the served rate, --concurrency in flight;
+    # peak_rss_mb the larger of this process and the server's (ended: a child).
+    print(result_line(turns=len(samples), turns_per_s=served_rate, local_turns_per_s=local_rate,
+                      wall_s=whole.wall, peak_rss_mb=max(peak_rss_mb(), peak_rss_mb(True)),
+                      load_avg=load_average()))
     return 0
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repo, when run as a file
 
-from benchmarks._measure import peak_rss_mb, timed  # noqa: E402
+from benchmarks._measure import load_average, peak_rss_mb, result_line, timed  # noqa: E402
 
 
 def generated_data(work: Path, per_domain: int, seed: int) -> Path:
@@ -81,6 +81,20 @@ def run(data: Path) -> None:
         for row in stats.table():
             print(f"  {row}")
     print(f"\npeak RSS {peak_rss_mb():.0f} MB")
+    turns = turns_in(data)
+    wall = sum(seconds.values())
+    print(result_line(turns=turns, turns_per_s=turns / wall, wall_s=wall,
+                      peak_rss_mb=peak_rss_mb(), trajectories=dedup.trajectories,
+                      load_avg=load_average()))
+
+
+def turns_in(data: Path) -> int:
+    """The turns the corpora are built from: rows of scrubbed_turns over every domain."""
+    import pyarrow.parquet as pq
+
+    from quality.tables import SCRUBBED_TURNS
+
+    return sum(pq.read_metadata(path).num_rows for path in SCRUBBED_TURNS.paths(data))
 
 
 def main() -> int:

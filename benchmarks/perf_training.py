@@ -7,7 +7,8 @@ Reads {data}/tokenizer and the split tables (cpt_corpus, sft_split, rl_split; ma
 splits first, e.g. `dagster asset materialize -m assets.definitions --select '+rl_split'`),
 trains with the same code and defaults as the assets (training/stages.py) into a scratch
 models folder (not {data}/models), and prints per stage: steps, tokens seen, wall time,
-tokens/s, final loss (final reward for RL) and the process's peak RSS so far.
+tokens/s, final loss (final reward for RL) and the process's peak RSS so far. The result
+line's turns are sft_split's rows (one predicted turn each), through the whole chain.
 
 Target (issue 9): the chain under 10 minutes on 2 CPU cores on the default data.
 """
@@ -20,9 +21,11 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
+import pyarrow.parquet as pq
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repo, when run as a file
 
-from benchmarks._measure import peak_rss_mb, stopwatch  # noqa: E402
+from benchmarks._measure import load_average, peak_rss_mb, result_line, stopwatch  # noqa: E402
 
 SPLIT_INPUTS = ("tokenizer", "cpt_corpus", "sft_split", "rl_split")
 
@@ -50,6 +53,7 @@ def main() -> None:
     from training.reward import hybrid_scorer
     from training.sft import SftConfig
     from training.stages import run_cpt, run_rl, run_sft, with_steps
+    from training.tables import SFT_SPLIT
 
     def steps(config, count):
         return replace(config, steps=with_steps(config.steps, count, None))
@@ -76,6 +80,11 @@ def main() -> None:
         print(f"{stage:<6}{log.steps:>7}{log.tokens_seen:>10,}{log.wall_seconds:>9.1f}"
               f"{log.tokens_per_second:>10,.0f}{final:>16}{rss:>13,.0f}")
     print(f"chain total {total:.1f} s (with loading and saving); models in {scratch}/models")
+    turns = sum(pq.read_metadata(path).num_rows for path in SFT_SPLIT.paths(data))
+    tokens = sum(log.tokens_seen for _, log, _ in rows)
+    print(result_line(turns=turns, turns_per_s=turns / total, wall_s=total,
+                      peak_rss_mb=max(rss for _, _, rss in rows),
+                      tokens_per_s=tokens / total, load_avg=load_average()))
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repo, when run as a file
 
-from benchmarks._measure import peak_rss_mb, stopwatch  # noqa: E402
+from benchmarks._measure import load_average, peak_rss_mb, result_line, stopwatch  # noqa: E402
 
 
 def planted_episodes(data: Path, per_domain: int, planted: int, seed: int):
@@ -88,6 +88,7 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     episodes, keys = planted_episodes(args.data, args.per_domain, args.planted, args.seed)
     print(f"{len(episodes)} trajectories, {len(keys)} planted observations", flush=True)
+    turns, seconds, top_share = 0, 0.0, []
     for folder in args.model:
         chat = LocalChatModel.load(folder, dtype="float32", device="cpu")
         stats = ValidateStats()
@@ -98,11 +99,18 @@ def main() -> None:
         found = [ranks[key] / len(rows) for key in keys if key in ranks]
         top = sum(rank < 0.05 for rank in found)
         flagged = sum(r["outlier"] for r in rows if (r["trajectory_id"], r["turn_index"]) in keys)
+        turns, seconds = turns + len(rows), seconds + lap.wall
+        top_share.append(top / max(len(found), 1))
         print(f"{folder.name}: planted in top 5 %: {top}/{len(found)}, flagged (z >= 3): "
               f"{flagged}/{len(found)}, median rank {statistics.median(found):.3f}; "
               f"{len(rows)} turns, {stats.tokens:,} tokens in {lap.wall:.0f} s "
               f"({stats.tokens / max(lap.wall, 1e-9):.0f} tokens/s), peak RSS "
               f"{peak_rss_mb():.0f} MiB", flush=True)
+    # turns: every model's scored turns; wall_s: the models' validation (loading excluded);
+    # planted_top5: the share of planted observations in the top 5 %, the worst model's.
+    print(result_line(turns=turns, turns_per_s=turns / max(seconds, 1e-9), wall_s=seconds,
+                      peak_rss_mb=peak_rss_mb(), models=len(args.model),
+                      planted_top5=min(top_share), load_avg=load_average()))
 
 
 if __name__ == "__main__":
