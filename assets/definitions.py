@@ -6,6 +6,7 @@ from assets.asset_info import with_defaults
 from assets.bench import agentworldbench, bench_predictions, bench_scores, leaderboard
 from assets.bench_rollout import bench_rollout
 from assets.checks import domain_checks
+from assets.executors import executor_from_environment
 from assets.factory import generated_traces
 from assets.ingest import raw_traces
 from assets.jobs import make_jobs
@@ -50,4 +51,5 @@ defs = dg.Definitions(
     asset_checks=domain_checks(),
     jobs=[*make_jobs(ASSETS), models_job, ablation_job],
     resources={"storage": storage_from_environment()},
+    executor=executor_from_environment(),
 )

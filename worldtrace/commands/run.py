@@ -66,12 +66,21 @@ USER_ERRORS: tuple[type[Exception], ...] = (FileNotFoundError,)
 
 
 def run(args: argparse.Namespace) -> int:
+    from assets.executors import EXECUTOR_VARIABLE
     from worldtrace.launch import run_pipeline
     from worldtrace.summary import summary
 
     if not os.environ.get("DAGSTER_HOME"):
         print("worldtrace run: set DAGSTER_HOME (a folder with a dagster.yaml; `make run` "
               "does this)", file=sys.stderr)
+        return 2
+    if os.environ.get(EXECUTOR_VARIABLE):
+        # Its runs execute in its own worker processes (in-process run config), which the
+        # Dask executor's config does not take; a cluster runs the jobs (README: Executors).
+        print(f"worldtrace run: runs each domain in its own local process; unset "
+              f"{EXECUTOR_VARIABLE} (={os.environ[EXECUTOR_VARIABLE]}), or launch the jobs on "
+              "the cluster with `dagster job execute` or from the UI (README: Executors and "
+              "partitions at scale)", file=sys.stderr)
         return 2
     domains = list(DOMAINS) if args.domains == "all" else args.domains.split(",")
     log_path = Path(os.environ["DAGSTER_HOME"]) / "worldtrace-run.log"

@@ -1,0 +1,199 @@
+"""The per-domain assets on a real Dask cluster (assets/executors.py): a scheduler and two worker
+processes on 127.0.0.1, started and stopped here, and main_job launched as a user does
+(`dagster job execute` with WORLDTRACE_EXECUTOR=dask and the scheduler's address as run config).
+
+Two domains at once: every step runs in a worker process, and every table is byte-identical to
+the in-process run's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+distributed = pytest.importorskip("distributed", reason="dagster-dask not installed (.[dask])")
+
+REPO = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+DOMAINS = ("search", "terminal")
+SMALL = {"collected_trajectories": 0, "generated_trajectories": 4, "seed": 3}
+PER_DOMAIN = ["generated_traces", "raw_trajectories", "raw_turns", "ingest_quarantine",
+              "turn_features", "turn_labels", "scrubbed_trajectories", "scrubbed_turns",
+              "scrub_findings"]
+TABLES = PER_DOMAIN[1:]  # generated_traces writes the native files, not a table
+# The asset steps of main_job (each asset check is a step of its own besides).
+STEPS = {"generated_traces", "raw_traces", "turn_features", "turn_labels", "scrubbed_traces"}
+# Generous: every process imports the code location (~10 CPU s), slow on a shared machine.
+START_SECONDS = 120
+RUN_SECONDS = 600
+# A writer's temporary name ends in -<host>-<pid> (sources/storage.py).
+TEMPORARY = re.compile(r"\..+\.(?:tmp|fresh|parts|old)-.+-(?P<pid>\d+)")
+
+@dataclass
+class Cluster:
+    address: str
+    worker_pids: set[int]
+    client: object  # distributed.Client
+
+
+def _env(**extra: str) -> dict[str, str]:
+    """This checkout's code first (the venv's editable install may be another checkout); the
+    Dask workers may start processes (ingest's readers), so they are not daemons."""
+    return {**os.environ, "PYTHONPATH": str(REPO), "WORLDTRACE_EXECUTOR": "dask",
+            "DASK_DISTRIBUTED__WORKER__DAEMON": "False", **extra}
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """`dask scheduler` and two `dask worker` processes (one thread each), as on a cluster."""
+    root = tmp_path_factory.mktemp("dask")
+    scheduler_file = root / "scheduler.json"
+    logs = root / "cluster.log"
+    processes: list[subprocess.Popen] = []
+    with logs.open("w") as log:
+        def start(*args: str) -> None:
+            processes.append(subprocess.Popen(
+                [str(BIN / "dask"), *args], cwd=REPO, env=_env(), stdout=log, stderr=log,
+                start_new_session=True))
+
+        try:
+            start("scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                  "--scheduler-file", str(scheduler_file))
+            deadline = time.monotonic() + START_SECONDS
+            while not scheduler_file.exists() and time.monotonic() < deadline:
+                time.sleep(0.2)
+            for name in ("worker-a", "worker-b"):
+                start("worker", "--scheduler-file", str(scheduler_file), "--nthreads", "1",
+                      "--no-dashboard", "--name", name, "--local-directory", str(root / name))
+            with distributed.Client(scheduler_file=str(scheduler_file), timeout=START_SECONDS
+                                    ) as client:
+                client.wait_for_workers(2, timeout=START_SECONDS)
+                yield Cluster(client.scheduler.address, _worker_pids(client), client)
+        except Exception:
+            print(logs.read_text(), file=sys.stderr)
+            raise
+        finally:
+            for process in reversed(processes):  # workers first, then the scheduler
+                os.killpg(process.pid, signal.SIGTERM)
+            for process in processes:
+                try:
+                    process.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    os.killpg(process.pid, signal.SIGKILL)
+                    process.wait()
+
+
+def _worker_pids(client) -> set[int]:
+    return set(client.run(os.getpid).values())
+
+
+def _instance(home: Path) -> Path:
+    """A persistent Dagster instance (the Dask executor needs one), its storage created once,
+    before two processes find none and both create it."""
+    home.mkdir()
+    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    with dg.DagsterInstance.from_config(str(home)):
+        pass
+    return home
+
+
+def _launch(cluster: Cluster, root: Path, home: Path, domain: str, data: Path,
+            factory: dict) -> subprocess.Popen:
+    """`dagster job execute` of main_job for one domain on the cluster (log in root)."""
+    config = root / f"run-{domain}.yaml"
+    config.write_text(json.dumps({  # JSON is YAML
+        "execution": {"config": {"cluster": {"existing": {"address": cluster.address}}}},
+        "resources": {"storage": {"config": {"data_dir": str(data)}}},
+        "ops": {"generated_traces": {"config": factory}}}))
+    return subprocess.Popen(
+        [str(BIN / "dagster"), "job", "execute", "-m", "assets.definitions", "-a", "defs",
+         "-j", "main_job", "-c", str(config), "--tags", json.dumps({"dagster/partition": domain})],
+        cwd=REPO, env=_env(DAGSTER_HOME=str(home)),
+        stdout=(root / f"run-{domain}.log").open("w"), stderr=subprocess.STDOUT)
+
+
+def _wait(run: subprocess.Popen, log: Path) -> int:
+    try:
+        return run.wait(timeout=RUN_SECONDS)
+    except subprocess.TimeoutExpired:
+        run.kill()
+        run.wait()
+        raise AssertionError(log.read_text()[-4000:]) from None
+
+
+def _tables(data: Path) -> dict[str, str]:
+    """sha256 of each table file the per-domain assets write."""
+    return {path.relative_to(data).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
+            for table in TABLES for path in sorted((data / table).rglob("*.parquet"))}
+
+
+def _in_process(data: Path, factory: dict, domains: tuple[str, ...] = DOMAINS) -> None:
+    from assets.definitions import defs
+    from assets.resources import WorldtraceStorage
+
+    storage = WorldtraceStorage(data_dir=str(data))
+    by_key = {key.to_user_string(): asset for asset in defs.assets for key in asset.keys}
+    assets = list({id(by_key[name]): by_key[name] for name in PER_DOMAIN}.values())
+    for domain in domains:
+        assert dg.materialize(
+            assets, partition_key=domain, resources={"storage": storage},
+            run_config={"ops": {"generated_traces": {"config": factory}}}).success
+
+
+def _step_pids(instance: dg.DagsterInstance, run_id: str) -> dict[str, set[int]]:
+    """Each step that succeeded in the run, and the processes it ran in."""
+    pids: dict[str, set[int]] = {}
+    for event in instance.all_logs(run_id, of_type=dg.DagsterEventType.STEP_SUCCESS):
+        pids.setdefault(event.dagster_event.step_key, set()).add(event.dagster_event.pid)
+    return pids
+
+
+def _leftovers(data: Path) -> list[str]:
+    """Temporary files and staging folders under the data directory."""
+    return sorted(p.relative_to(data).as_posix() for p in data.rglob("*")
+                  if TEMPORARY.fullmatch(p.name) or p.name.startswith("_staging-"))
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The tables of the in-process run of main_job's assets on SMALL, both domains."""
+    data = tmp_path_factory.mktemp("reference")
+    _in_process(data, SMALL)
+    tables = _tables(data)
+    assert len(tables) == len(TABLES) * len(DOMAINS)
+    return tables
+
+
+def test_main_job_on_a_dask_cluster_gives_the_in_process_bytes(
+        cluster: Cluster, reference: dict[str, str], tmp_path: Path) -> None:
+    home = _instance(tmp_path / "dagster_home")
+    data = tmp_path / "dask_data"
+    runs = {domain: _launch(cluster, tmp_path, home, domain, data, SMALL) for domain in DOMAINS}
+    for domain, run in runs.items():
+        log = tmp_path / f"run-{domain}.log"
+        assert _wait(run, log) == 0, log.read_text()[-4000:]
+
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        records = instance.get_run_records()
+        assert sorted(r.dagster_run.tags["dagster/partition"] for r in records) == sorted(DOMAINS)
+        assert all(r.dagster_run.status == dg.DagsterRunStatus.SUCCESS for r in records)
+        for record in records:
+            pids = _step_pids(instance, record.dagster_run.run_id)
+            assert STEPS <= set(pids)  # and the asset checks, each a step of its own
+            ran_in = set().union(*pids.values())
+            assert ran_in <= cluster.worker_pids, (ran_in, cluster.worker_pids)  # not the launcher
+
+    assert _tables(data) == reference
+    assert _leftovers(data) == []
