@@ -60,7 +60,8 @@ TINY_BUDGETS = TokenBudgets(prompt_tokens=640, target_observation_tokens=48, rat
 # model: full fine-tuning measured 4-5 tokens/s on this shared machine under load 10 (about 160
 # on a quiet one), so a sample of the 8K context it could read would cost half an hour a step.
 # On a GPU: prompt_tokens 8192 or more, target_observation_tokens None, rationale "full".
-REAL_BASE_BUDGETS = TokenBudgets(prompt_tokens=640, target_observation_tokens=128,
+REAL_BASE_BUDGETS = TokenBudgets(prompt_tokens=TINY_BUDGETS.prompt_tokens,
+                                 target_observation_tokens=128,
                                  rationale="brief", sample_tokens=896, answer_tokens=192)
 
 
