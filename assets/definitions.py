@@ -9,7 +9,7 @@ from assets.checks import domain_checks
 from assets.executors import executor_from_environment
 from assets.factory import generated_traces
 from assets.ingest import raw_traces
-from assets.jobs import make_jobs
+from assets.jobs import checks_job, make_jobs
 from assets.mcp_simulation import mcp_simulation_report
 from assets.quality import trajectory_dedup, turn_features, turn_labels
 from assets.release import dataset_release
@@ -46,10 +46,12 @@ ablation_job = dg.define_asset_job(
     description="Train the CPT / SFT / RL variants and score each on the bench in one table.",
 )
 
+CHECKS = domain_checks()
+
 defs = dg.Definitions(
     assets=with_defaults([*ASSETS, ablation_table]),
-    asset_checks=domain_checks(),
-    jobs=[*make_jobs(ASSETS), models_job, ablation_job],
+    asset_checks=CHECKS,
+    jobs=[*make_jobs(ASSETS), models_job, ablation_job, checks_job(CHECKS)],
     resources={"storage": storage_from_environment()},
     executor=executor_from_environment(),
 )
