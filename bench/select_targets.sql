@@ -1,7 +1,9 @@
 -- Candidate target turns of one domain: judgeable turns (the listed categories) of the bench-pool
 -- trajectories, each with a seeded draw. `pick` orders a trajectory's own turns (1 = its first
--- draw), `trajectory_draw` orders the trajectories; both are md5 of the seed and the ids, so the
--- choice is the same on every machine and does not depend on file row order.
+-- draw), `trajectory_draw` orders the trajectories; both are sources.ids.seeded_digest (SHA-256
+-- of the seed and the ids joined by ':', here as hex, which orders as the digest does), so the
+-- choice is the same on every machine, does not depend on file row order, and is the draw every
+-- other seeded choice makes (SFT / RL target turns, the split, prompt variants).
 -- Views: turns (scrubbed_turns), labels (turn_labels), pool (trajectory_id of the bench pool).
 
 WITH eligible AS (
@@ -18,8 +20,8 @@ SELECT
     category,
     row_number() OVER (
         PARTITION BY trajectory_id
-        ORDER BY md5($seed || ':' || trajectory_id || ':' || turn_index::VARCHAR)
+        ORDER BY sha256($seed || ':' || trajectory_id || ':' || turn_index::VARCHAR)
     ) AS pick,
-    md5($seed || ':' || trajectory_id) AS trajectory_draw
+    sha256($seed || ':' || trajectory_id) AS trajectory_draw
 FROM eligible
 ORDER BY source, pick, trajectory_draw, turn_index
