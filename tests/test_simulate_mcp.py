@@ -190,6 +190,23 @@ def test_replay_judges_a_recorded_shop_session_free_and_anchored(tiny_model_dir,
     assert "| anchored |" in capsys.readouterr().out
 
 
+def test_predicted_errors_come_back_as_tool_errors(tmp_path):
+    """Response lines as the recorded shop session holds them, read as the client gets them."""
+    collect_one(1, 0, tmp_path / "recorded", tmp_path / "work")
+    lines = (tmp_path / "recorded").glob("*.txt").__next__().read_text().splitlines()
+    answers = [line[4:] for line in lines if line.startswith("<-- ") and '"isError"' in line]
+    failed = [a for a in answers if '"isError":true' in a]
+    assert failed and answers != failed
+    for line in answers:
+        result, recorded = tool_result(line), json.loads(line)["result"]
+        assert result.is_error == recorded["isError"]
+        assert [c.text for c in result.content] == [c["text"] for c in recorded["content"]]
+    protocol = tool_result('{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"bad sql"}}')
+    assert protocol.is_error and protocol.content[0].text == "bad sql"
+    prose = tool_result("The table has 3 rows.")
+    assert not prose.is_error and prose.content[0].text == "The table has 3 rows."
+
+
 @pytest.mark.parametrize("content, expected", [
     ('{"tool": "x"}', "without a 'tools' list"),
     ('[{"name": 3}]', r"\$\[0\]: not an MCP tool"),
