@@ -50,11 +50,13 @@ def executor_from_environment() -> dg.ExecutorDefinition | None:
 
 
 def run_scoped_dask_executor() -> dg.ExecutorDefinition:
-    """dagster-dask's executor (same name, config and cluster types), with every task's key
-    unique to its run. Upstream keys a step's task `{job}.{step}`: two runs of one job on one
-    cluster (two domains of main_job) then share keys, and Dask hands the second run the first
-    run's results: the second run "succeeds" without running a step and writes nothing
-    (tests/test_dask_executor.py found it)."""
+    """dagster-dask's executor (same name, config and cluster types) with two fixes that
+    tests/test_dask_executor.py found. Every task's key is unique to its run: upstream keys a
+    step's task `{job}.{step}`, so two runs of one job on one cluster (two domains of main_job)
+    shared keys and Dask handed the second run the first run's results: it "succeeded" without
+    running a step and wrote nothing. And a re-execution from failure runs: upstream waits on
+    the future of every step a step reads, and the steps that passed in the parent run have
+    none (KeyError)."""
     import dask.distributed  # the `dask` extra; only this deployment needs it
     from dagster_dask.executor import (
         DaskExecutor,
@@ -74,7 +76,8 @@ def run_scoped_dask_executor() -> dg.ExecutorDefinition:
                 for level in execution_plan.get_steps_to_execute_by_level():
                     for step in level:  # a step waits for the futures of the steps it reads
                         after = [futures[key] for step_input in step.step_inputs
-                                 for key in step_input.dependency_keys]
+                                 for key in step_input.dependency_keys
+                                 if key in futures]  # else done by the run re-executed
                         futures[step.key] = client.submit(
                             query_on_dask_worker, after, plan_context.reconstructable_job,
                             plan_context.dagster_run, plan_context.run_config, [step.key],

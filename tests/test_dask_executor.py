@@ -2,8 +2,12 @@
 processes on 127.0.0.1, started and stopped here, and main_job launched as a user does
 (`dagster job execute` with WORLDTRACE_EXECUTOR=dask and the scheduler's address as run config).
 
-Two domains at once: every step runs in a worker process, and every table is byte-identical to
-the in-process run's.
+- two domains at once: every step runs in a worker process, and every table is byte-identical
+  to the in-process run's;
+- a partition whose step fails is re-executed from the failure alone: the other partition's run
+  and the failed run's steps that passed are not redone;
+- a worker killed with SIGKILL in the middle of a step: Dask runs the step again on a live
+  worker, the run succeeds with the same bytes, and nothing of the killed writer stays.
 """
 
 from __future__ import annotations
@@ -40,6 +44,23 @@ START_SECONDS = 120
 RUN_SECONDS = 600
 # A writer's temporary name ends in -<host>-<pid> (sources/storage.py).
 TEMPORARY = re.compile(r"\..+\.(?:tmp|fresh|parts|old)-.+-(?P<pid>\d+)")
+
+# Re-executes a failed run from its failure (the steps that failed and those after them), with
+# the parent's run config and tags, as the UI's "Re-execute from failure" does.
+FROM_FAILURE = """
+import sys
+import dagster as dg
+from dagster._core.definitions.reconstruct import ReconstructableRepository
+with dg.DagsterInstance.get() as instance:
+    parent = instance.get_run_by_id(sys.argv[1])
+    job = ReconstructableRepository.for_module("assets.definitions", "defs", ".")\\
+        .get_reconstructable_job(parent.job_name)
+    options = dg.ReexecutionOptions.from_failure(parent.run_id, instance)
+    with dg.execute_job(job, instance, run_config=parent.run_config, tags=parent.tags,
+                        reexecution_options=options) as result:
+        sys.exit(0 if result.success else 1)
+"""
+
 
 @dataclass
 class Cluster:
@@ -197,3 +218,72 @@ def test_main_job_on_a_dask_cluster_gives_the_in_process_bytes(
 
     assert _tables(data) == reference
     assert _leftovers(data) == []
+
+
+def test_a_failed_partition_is_retried_alone(
+        cluster: Cluster, reference: dict[str, str], tmp_path: Path) -> None:
+    home = _instance(tmp_path / "dagster_home")
+    data = tmp_path / "dask_data"
+    # A real obstacle on disk: a file where search's raw_turns partition folder goes.
+    blocker = data / "raw_turns" / "domain=search"
+    blocker.parent.mkdir(parents=True)
+    blocker.write_text("not a folder")
+    runs = {domain: _launch(cluster, tmp_path, home, domain, data, SMALL) for domain in DOMAINS}
+    codes = {domain: _wait(run, tmp_path / f"run-{domain}.log") for domain, run in runs.items()}
+    assert codes["terminal"] == 0 and codes["search"] != 0
+    terminal_files = {p: (p.stat().st_ino, p.stat().st_mtime_ns)
+                      for p in data.rglob("domain=terminal/*.parquet")}
+
+    blocker.unlink()
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        (failed,) = [r.dagster_run for r in instance.get_run_records()
+                     if r.dagster_run.status == dg.DagsterRunStatus.FAILURE]
+        assert failed.tags["dagster/partition"] == "search"
+        first_pass = set(_step_pids(instance, failed.run_id))
+    assert "generated_traces" in first_pass and "raw_traces" not in first_pass
+    retry = subprocess.run([sys.executable, "-c", FROM_FAILURE, failed.run_id], cwd=REPO,
+                           env=_env(DAGSTER_HOME=str(home)), capture_output=True, text=True,
+                           timeout=RUN_SECONDS)
+    assert retry.returncode == 0, retry.stdout[-4000:] + retry.stderr[-4000:]
+
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        records = [r.dagster_run for r in instance.get_run_records()]
+        (rerun,) = [r for r in records if r.parent_run_id == failed.run_id]
+        # only the failed step and those after it; generated_traces kept its first-pass output
+        second_pass = set(_step_pids(instance, rerun.run_id))
+        assert not second_pass & first_pass and STEPS - first_pass <= second_pass
+        assert rerun.tags["dagster/partition"] == "search"
+        assert len(records) == 3  # terminal once, search failed, search re-executed
+    assert {p: (p.stat().st_ino, p.stat().st_mtime_ns)
+            for p in data.rglob("domain=terminal/*.parquet")} == terminal_files
+    assert _tables(data) == reference
+    assert _leftovers(data) == []
+
+
+def test_a_worker_killed_mid_step_is_replaced_with_the_same_bytes(
+        cluster: Cluster, tmp_path: Path) -> None:
+    # Enough trajectories that the ingest step writes for a while: the window to kill it in.
+    larger = {**SMALL, "generated_trajectories": 120}
+    _in_process(tmp_path / "reference", larger, ("terminal",))
+    home = _instance(tmp_path / "dagster_home")
+    data = tmp_path / "dask_data"
+    workers_before = _worker_pids(cluster.client)
+    run = _launch(cluster, tmp_path, home, "terminal", data, larger)
+    killed = None
+    deadline = time.monotonic() + RUN_SECONDS
+    while killed is None and run.poll() is None and time.monotonic() < deadline:
+        for path in data.glob("*/domain=terminal/.*"):  # a step writing: kill its worker
+            match = TEMPORARY.fullmatch(path.name)
+            if match and int(match["pid"]) in workers_before:
+                killed = int(match["pid"])
+                os.kill(killed, signal.SIGKILL)
+                break
+        time.sleep(0.05)
+    assert killed is not None, "no step was caught writing"
+    log = tmp_path / "run-terminal.log"
+    assert _wait(run, log) == 0, log.read_text()[-4000:]
+
+    assert _tables(data) == _tables(tmp_path / "reference")
+    assert _leftovers(data) == []
+    cluster.client.wait_for_workers(2, timeout=START_SECONDS)  # the nanny started a new one
+    assert killed not in _worker_pids(cluster.client)
