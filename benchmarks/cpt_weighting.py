@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repo, when run as a file
 
-from benchmarks._measure import peak_rss_mb, stopwatch  # noqa: E402
+from benchmarks._measure import load_average, peak_rss_mb, result_line, stopwatch  # noqa: E402
 from benchmarks.perf_real_base import work_dir  # noqa: E402
 
 
@@ -132,6 +132,14 @@ def main() -> None:
         print(f"paired {a} - {b}: {nats(paired_difference(rows[a], rows[b]))}")
     print(f"total {total.wall:.0f} s wall, {total.cpu:.0f} s CPU, peak RSS "
           f"{peak_rss_mb():.0f} MiB")
+    # turns: the observations each model scored, all models; turns_per_s over the whole run
+    # (corpus, both CPT runs, scoring; reused models and rows count as no time); the NLLs.
+    turns = sum(len(scored) for scored in rows.values())
+    nll = {f"nll_{name}": score_intervals(scored)["overall"].estimate
+           for name, scored in rows.items()}
+    print(result_line(turns=turns, turns_per_s=turns / total.wall, wall_s=total.wall,
+                      cpu_s=total.cpu, peak_rss_mb=peak_rss_mb(), **nll,
+                      load_avg=load_average()))
 
 
 if __name__ == "__main__":
