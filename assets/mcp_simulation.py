@@ -61,7 +61,7 @@ def mcp_simulation_report(context: dg.AssetExecutionContext, config: SimulationS
             str(folder), max_new_tokens=config.max_new_tokens,
             max_prompt_tokens=config.model_max_prompt_tokens or None,
             timeout_s=config.timeout_s))
-        rows += replay_all(sessions, model, replay, on_session=lambda i, s, name=model.name:
+        rows += replay_all(sessions, model, replay, on_session=lambda i, s, _, name=model.name:
                            context.log.info(f"{name}: session {i}/{len(sessions)} "
                                             f"({s.session_id})"))
     table = fidelity_table(rows)

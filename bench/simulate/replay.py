@@ -227,14 +227,15 @@ async def replay_session(session: RecordedSession, model: WorldModel, mode: str,
 
 
 def replay_all(sessions: SessionSet, model: WorldModel, config: ReplayConfig,
-               on_session: Callable[[int, RecordedSession], None] | None = None
-               ) -> list[dict[str, Any]]:
-    """Every session in both modes; rows in (session, mode, depth) order."""
+               on_session: Callable[[int, RecordedSession, list[dict[str, Any]]], None]
+               | None = None) -> list[dict[str, Any]]:
+    """Every session in both modes; rows in (session, mode, depth) order. `on_session` gets
+    the rows so far after each session (a long replay can keep what finished)."""
     rows: list[dict[str, Any]] = []
     for number, session in enumerate(sessions.sessions, start=1):
         for mode in MODES:
             rows += anyio.run(replay_session, session, model, mode, config)
         if on_session is not None:
-            on_session(number, session)
+            on_session(number, session, rows)
     return rows
 

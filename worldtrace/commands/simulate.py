@@ -60,8 +60,21 @@ def run_server(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_replay(args: argparse.Namespace) -> int:
+def _write_replay(rows: list[dict], out: Path) -> list[dict]:
+    """replay_steps.csv, fidelity.csv and fidelity.png of the rows so far (atomic writes)."""
     from bench.simulate.fidelity import fidelity_table, write_fidelity_chart, write_rows_csv
+
+    table = fidelity_table(rows)
+    out.mkdir(parents=True, exist_ok=True)
+    write_rows_csv(rows, out / "replay_steps.csv")
+    write_rows_csv(table, out / "fidelity.csv")
+    write_fidelity_chart(table, out / "fidelity.png")
+    return table
+
+
+def run_replay(args: argparse.Namespace) -> int:
+    import time
+
     from bench.simulate.replay import ReplayConfig, read_sessions, replay_all
     from bench.simulate.world_model import WorldModel
 
@@ -72,16 +85,23 @@ def run_replay(args: argparse.Namespace) -> int:
                           read_only=_names(args.read_only))
     sessions = read_sessions(args.replay, config)
     model = WorldModel.load(_model_config(args))
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)
     print(f"replaying {len(sessions)} sessions with {model.name} (free-running and anchored)",
           file=sys.stderr)
-    rows = replay_all(sessions, model, config,
-                      on_session=lambda i, s: print(f"  {i}/{len(sessions)} {s.session_id}",
-                                                    file=sys.stderr))
-    table = fidelity_table(rows)
-    args.out.mkdir(parents=True, exist_ok=True)
-    write_rows_csv(rows, args.out / "replay_steps.csv")
-    write_rows_csv(table, args.out / "fidelity.csv")
-    write_fidelity_chart(table, args.out / "fidelity.png")
+    start = time.perf_counter()
+
+    def progress(number: int, session, rows: list[dict]) -> None:
+        # The tables so far after every session: a replay stopped early keeps what finished.
+        _write_replay(rows, args.out)
+        print(f"  {number}/{len(sessions)} {session.session_id}: {len(rows)} calls judged, "
+              f"{model.calls} predictions in {time.perf_counter() - start:.0f} s",
+              file=sys.stderr)
+
+    rows = replay_all(sessions, model, config, on_session=progress)
+    table = _write_replay(rows, args.out)
     from bench.leaderboard import to_markdown
 
     print(to_markdown(table, list(table[0])) if table else "no calls replayed")
@@ -117,6 +137,8 @@ def register(commands: argparse._SubParsersAction) -> None:
                         help="fit the session into this many prompt tokens, oldest turns "
                              "first (0: the whole session, failing when over the context)")
     parser.add_argument("--temperature", type=float, default=0.0)
+    parser.add_argument("--threads", type=int, default=0,
+                        help="torch CPU threads for a model folder (0: the predictor's own)")
     parser.add_argument("--replay", type=Path, help="replay recorded sessions: a data directory "
                                                     "or transcript files")
     parser.add_argument("--out", type=Path, help="where --replay writes its tables")
