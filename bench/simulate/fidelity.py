@@ -118,6 +118,7 @@ def write_fidelity_chart(table: Sequence[dict[str, Any]], path: Path, title: str
     axes.set_ylabel("score (0-100)")
     axes.set_ylim(0, 100)
     axes.set_title(title or "MCP simulation fidelity by depth")
-    axes.legend(fontsize=7)
+    if table:  # an empty report (nothing replayed) draws the axes alone
+        axes.legend(fontsize=7)
     figure.tight_layout()
     return write_png(figure, path)
