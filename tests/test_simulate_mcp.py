@@ -239,3 +239,47 @@ def test_an_anchor_command_that_exits_is_refused(tiny_model_dir, tools_file, cap
     error = capsys.readouterr().err
     assert "did not start or exited before answering initialize" in error
     assert "sys.exit(3)" in error and "no database" in error
+
+
+def _stdio_session(model: Path, shop: Path, *flags: str, calls: list[tuple[str, dict]]):
+    """`simulate-mcp --like-server SHOP --anchor-server SHOP FLAGS` as a client launches it;
+    the answers to `calls`, in order."""
+    params = StdioServerParameters(
+        command=sys.executable, cwd=str(REPO_ROOT), env={"PYTHONPATH": str(REPO_ROOT)},
+        args=["-m", "worldtrace", "simulate-mcp", "--model", str(model), "--like-server",
+              shop_command(shop), "--anchor-server", shop_command(shop), *flags,
+              "--max-new-tokens", str(NEW_TOKENS)])
+
+    async def session():
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
+            await client.initialize()
+            return [await client.call_tool(name, arguments) for name, arguments in calls]
+
+    return anyio.run(session)
+
+
+def _stock(shop: Path) -> list[int]:
+    with sqlite3.connect(shop / "shop.db") as db:
+        return [row[0] for row in db.execute("SELECT stock FROM products ORDER BY id")]
+
+
+def test_forward_writes_sends_the_writes_to_the_real_server_too(tiny_model_dir, shop):  # noqa: F811
+    """--forward-writes: the real state follows the simulated writes (the next real read sees
+    them), while the client still gets the model's prediction for the write."""
+    assert any(_stock(shop))
+    write, read = _stdio_session(tiny_model_dir, shop, "--forward-writes", calls=[
+        ("write_query", {"sql": "UPDATE products SET stock = 0"}),
+        ("read_query", {"sql": "SELECT sum(stock) AS total FROM products"})])
+    assert set(_stock(shop)) == {0}
+    assert read.structured_content == {"result": [{"total": 0}]}  # the anchor answered
+    assert write.structured_content is None  # the model's text, not the shop's rows_affected
+
+
+def test_a_tool_declared_read_only_is_answered_by_the_real_server(tiny_model_dir, shop):  # noqa: F811
+    """--read-only names tools the anchor answers beyond the declared ones: here the shop's
+    write_query, whose real answer (rows changed) the client gets."""
+    before = _stock(shop)
+    (answer,) = _stdio_session(tiny_model_dir, shop, "--read-only", "write_query", calls=[
+        ("write_query", {"sql": "UPDATE products SET stock = stock + 1"})])
+    assert answer.structured_content == {"rows_affected": len(before)}
+    assert _stock(shop) == [stock + 1 for stock in before]
