@@ -34,6 +34,8 @@ class Progress:
     name: str
     total: int
     write: Callable[[str], None]
+    unit: str = "samples"  # what is counted (trajectories, for validation)
+    verb: str = "predicting"  # what is done to them, on the opening line
     bar: bool = False  # a tqdm bar (a terminal) instead of lines
     every_s: float = 10.0
     clock: Callable[[], float] = time.monotonic
@@ -45,9 +47,9 @@ class Progress:
     def __post_init__(self) -> None:
         self._started = self._last = self.clock()
         if self.bar:
-            self._bar = tqdm(total=self.total, desc=self.name, unit=" samples")
+            self._bar = tqdm(total=self.total, desc=self.name, unit=f" {self.unit}")
         else:
-            self.write(f"{self.name}: predicting {self.total} samples")
+            self.write(f"{self.name}: {self.verb} {self.total} {self.unit}")
 
     def line(self) -> str:
         """The progress line as of now."""
@@ -56,7 +58,7 @@ class Progress:
         left = (self.total - self.done) / rate if rate > 0 else None
         remaining = "done" if self.done >= self.total else (
             f"about {duration(left)} left" if left is not None else "time left unknown")
-        return (f"{self.name}: {self.done}/{self.total} samples, {rate:.2f} samples/s, "
+        return (f"{self.name}: {self.done}/{self.total} {self.unit}, {rate:.2f} {self.unit}/s, "
                 f"{remaining} ({duration(elapsed)} so far)")
 
     def update(self, n: int) -> None:

@@ -54,19 +54,17 @@ def planted_episodes(data: Path, per_domain: int, planted: int, seed: int):
     return episodes, keys
 
 
-def announced(episodes: list, name: str, every_s: float = 30.0):
-    """The episodes, with a line at most every `every_s` seconds once one has been scored
-    (a real base reads a few hundred tokens a second on a CPU: minutes of silence otherwise)."""
-    import time
+def announced(episodes: list, name: str):
+    """The episodes, with a progress line at most every 30 s as they are scored (a real base
+    reads a few hundred tokens a second on a CPU: minutes of silence otherwise)."""
+    from bench.progress import Progress
 
-    started = last = time.monotonic()
-    for k, episode in enumerate(episodes, 1):
+    progress = Progress(name, len(episodes), lambda line: print(line, flush=True),
+                        unit="trajectories", verb="scoring", every_s=30.0)
+    for episode in episodes:
         yield episode
-        now = time.monotonic()
-        if now - last >= every_s or k == len(episodes):
-            last = now
-            print(f"{name}: {k}/{len(episodes)} trajectories scored in {now - started:.0f} s",
-                  flush=True)
+        progress.update(1)
+    progress.close()
 
 
 def main() -> None:
