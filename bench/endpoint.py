@@ -79,6 +79,20 @@ class ChatEndpoint:
             self._model = listed[0].id
         return self._model
 
+    def check(self) -> None:
+        """One /models request, not retried: EndpointError naming the URL when nothing answers
+        there. A start-up check, so that a wrong URL fails before hours of work, not after."""
+        self.stats.add(requests=1)
+        try:
+            listed = self.client.models.list().data
+        except openai.APIError as error:
+            self.stats.add(failures=1)
+            raise EndpointError(f"{self.config.base_url}: {_describe(error)}") from error
+        if self._model is None:
+            if not listed:
+                raise EndpointError(f"{self.config.base_url}: /models lists no model")
+            self._model = listed[0].id
+
     def complete(self, messages: Sequence[Mapping[str, str]], **settings) -> str:
         """The first choice's text for one conversation (settings: temperature, max_tokens, ...)."""
         return self.complete_all(messages, **settings)[0]

@@ -7,8 +7,9 @@ REPLAY_STEP_SCHEMA = pa.schema([
     ("model", pa.string()), ("session", pa.string()), ("source", pa.string()),
     ("mode", pa.string()), ("depth", pa.int32()), ("tool", pa.string()), ("kind", pa.string()),
     ("answered_by", pa.string()), ("score", pa.float64()), ("rule_score", pa.float64()),
-    ("failed", pa.bool_()), ("failure_reason", pa.string()), ("seconds", pa.float64()),
-    ("prediction", pa.large_string()),
+    ("failed", pa.bool_()), ("failure_reason", pa.string()),
+    ("llm_judge", pa.string()), ("llm_score", pa.float64()), ("llm_failure_reason", pa.string()),
+    ("seconds", pa.float64()), ("prediction", pa.large_string()),
 ])
 REPLAY_STEP_DOCS = {
     "model": "the world model (predictor name)",
@@ -19,10 +20,17 @@ REPLAY_STEP_DOCS = {
     "tool": "the tool called",
     "kind": "read (a read-only tool: answered by the anchor in anchored mode) or write",
     "answered_by": "model, anchor (the real server's recorded answer) or none (no answer)",
-    "score": "sample score of the simulated observation against the real one (0-100)",
+    "score": "sample score of the simulated observation against the real one (0-100), by the "
+             "offline rubric + the MCP rule verifier",
     "rule_score": "the MCP rule verifier's score (0-1)",
     "failed": "no answer in time (left out of the means)",
     "failure_reason": "why there was no answer",
+    "llm_judge": "the LLM judge that gave llm_score (llm_judge:<model> [prompts]); empty: none "
+                 "given",
+    "llm_score": "the LLM judge's sample score of the same observation (0-100); null: no judge, "
+                 "or no verdict (llm_failure_reason says why)",
+    "llm_failure_reason": "why the LLM judge gave no verdict (no answer to judge, or the judge "
+                          "failed: its reason)",
     "seconds": "time to answer the call",
     "prediction": "the observation the simulation gave (its response line)",
 }
@@ -35,6 +43,10 @@ FIDELITY_SCHEMA = pa.schema([
     ("write_calls", pa.int64()), ("write_score", pa.float64()),
     ("anchored_minus_free", pa.float64()), ("difference_low", pa.float64()),
     ("difference_high", pa.float64()),
+    ("llm_judge", pa.string()), ("llm_calls", pa.int64()), ("llm_failed", pa.int64()),
+    ("llm_score", pa.float64()), ("llm_score_low", pa.float64()),
+    ("llm_score_high", pa.float64()), ("llm_anchored_minus_free", pa.float64()),
+    ("llm_difference_low", pa.float64()), ("llm_difference_high", pa.float64()),
 ])
 FIDELITY_DOCS = {
     "model": "the world model (predictor name: hf_local:<folder>, openai_compatible:<name>)",
@@ -51,4 +63,13 @@ FIDELITY_DOCS = {
     "anchored_minus_free": "paired difference over the same sessions' calls (anchored rows)",
     "difference_low": "bootstrap 95 % interval of the difference, low end",
     "difference_high": "bootstrap 95 % interval of the difference, high end",
+    "llm_judge": "the LLM judge of the llm_ columns (empty: none given, the llm_ columns null)",
+    "llm_calls": "calls the LLM judge graded",
+    "llm_failed": "calls with no LLM verdict (no answer, or the judge failed), out of its means",
+    "llm_score": "mean LLM-judge sample score of the simulated observations (0-100)",
+    "llm_score_low": "bootstrap 95 % interval of llm_score, low end",
+    "llm_score_high": "bootstrap 95 % interval of llm_score, high end",
+    "llm_anchored_minus_free": "paired difference of the LLM-judge scores (anchored rows)",
+    "llm_difference_low": "bootstrap 95 % interval of the LLM-judge difference, low end",
+    "llm_difference_high": "bootstrap 95 % interval of the LLM-judge difference, high end",
 }

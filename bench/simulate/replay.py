@@ -3,11 +3,13 @@
 A session is replayed call by call with its own requests (the recorded lines, verbatim): the
 simulation answers each tools/call as `simulate-mcp` would, and that answer is judged against
 the real one by the bench's rubric and the MCP rule verifier, with the real history as the
-judge's context. Free-running, the model answers every call from its own earlier answers.
-Anchored, the read-only calls are answered by the real server's recorded answer at that point
-(the recording is the real server; its state there includes the session's real writes, as a
-live anchor with --forward-writes would have it) and the writes are predicted. Other requests
-after the opening (a second tools/list, a ping) enter both histories as recorded.
+judge's context, and, when one is given, by the bench's LLM judge too (its own score column; a
+call it could not grade keeps its row, with the judge's reason). Free-running, the model
+answers every call from its own earlier answers. Anchored, the read-only calls are answered by
+the real server's recorded answer at that point (the recording is the real server; its state
+there includes the session's real writes, as a live anchor with --forward-writes would have it)
+and the writes are predicted. Other requests after the opening (a second tools/list, a ping)
+enter both histories as recorded.
 
 Sessions come from a data directory (the bench pool of its MCP trajectories: never the train
 pool) or from transcript files; a session without a tools/list before its first call cannot be
@@ -25,7 +27,9 @@ from typing import Any
 import anyio
 import duckdb
 
+from bench.diagnostics import llm_judge_rows
 from bench.evaluate import judge_outputs
+from bench.judges.llm_judge import LLMJudge
 from bench.prompts import system_prompt
 from bench.sample import BenchSample
 from bench.simulate.errors import SessionsError, ToolsFileError
@@ -182,14 +186,58 @@ def _judge_sample(session: RecordedSession, index: int, mode: str, depth: int) -
                        trajectory_id=session.session_id, source=session.source)
 
 
+@dataclass(frozen=True)
+class _Answered:
+    """One replayed call, before it is judged."""
+
+    sample: BenchSample
+    tool: str
+    kind: str
+    raw: str
+    answered_by: str
+    seconds: float
+    failure: str
+    prediction: str
+
+
+def _judged_rows(session: RecordedSession, mode: str, model_name: str,
+                 answered: list[_Answered], llm_judge: LLMJudge | None
+                 ) -> list[dict[str, Any]]:
+    """The rubric's (and the LLM judge's) verdicts on one session's calls, one row each; the
+    LLM judge is asked about the whole session at once (its endpoint's concurrency)."""
+    samples, raws = [a.sample for a in answered], [a.raw for a in answered]
+    failures = {a.sample.id: a.failure for a in answered if a.failure}
+    rubric = judge_outputs(samples, raws, model_name, failures)
+    llm = llm_judge_rows(llm_judge, samples, raws, model_name, failures)[0] \
+        if llm_judge is not None and answered else [None] * len(answered)
+    rows = []
+    for depth, (call, judged, second) in enumerate(zip(answered, rubric, llm, strict=True),
+                                                   start=1):
+        rows.append({
+            "model": model_name, "session": session.session_id, "source": session.source,
+            "mode": mode, "depth": depth, "tool": call.tool, "kind": call.kind,
+            "answered_by": call.answered_by, "score": judged["score"],
+            "rule_score": judged["rule_score"], "failed": judged["failed"],
+            "failure_reason": judged["failure_reason"],
+            "llm_judge": llm_judge.name if llm_judge is not None else "",
+            "llm_score": None if second is None or second["failed"] else round(second["score"],
+                                                                               4),
+            "llm_failure_reason": second["failure_reason"] if second is not None else "",
+            "seconds": round(call.seconds, 3), "prediction": call.prediction,
+        })
+    return rows
+
+
 async def replay_session(session: RecordedSession, model: WorldModel, mode: str,
-                         config: ReplayConfig) -> list[dict[str, Any]]:
+                         config: ReplayConfig, llm_judge: LLMJudge | None = None
+                         ) -> list[dict[str, Any]]:
     """Replay one session in one mode: a judged row per tools/call (up to config.calls)."""
     anchor = RecordedAnchor() if mode == ANCHORED else None
     read_only = session.toolset.read_only(config.read_only)
     simulation = Simulation(session.toolset, model, anchor, read_only,
                             session_id=session.session_id)
-    rows, depth = [], 0
+    answered: list[_Answered] = []
+    depth = 0
     for index in range(len(session.toolset.opening), len(session.turns)):
         action, observation = session.turns[index]
         request = _request(action)
@@ -210,31 +258,23 @@ async def replay_session(session: RecordedSession, model: WorldModel, mode: str,
             raw, answered_by, seconds = step.raw, step.answered_by, step.seconds
         except (ModelTimeout, RuntimeError) as error:
             raw, answered_by, seconds, failure = "", "model", 0.0, str(error)
-        sample = _judge_sample(session, index, mode, depth)
-        judged = judge_outputs([sample], [raw], model.name,
-                               {sample.id: failure} if failure else None)[0]
-        rows.append({
-            "model": model.name, "session": session.session_id, "source": session.source,
-            "mode": mode, "depth": depth, "tool": name,
-            "kind": "read" if name in read_only else "write",
-            "answered_by": answered_by if not failure else "none",
-            "score": judged["score"], "rule_score": judged["rule_score"],
-            "failed": judged["failed"], "failure_reason": judged["failure_reason"],
-            "seconds": round(seconds, 3),
-            "prediction": simulation.history[-1][1] if not failure else "",
-        })
-    return rows
+        answered.append(_Answered(
+            _judge_sample(session, index, mode, depth), name,
+            "read" if name in read_only else "write", raw,
+            answered_by if not failure else "none", seconds, failure,
+            simulation.history[-1][1] if not failure else ""))
+    return _judged_rows(session, mode, model.name, answered, llm_judge)
 
 
 def replay_all(sessions: SessionSet, model: WorldModel, config: ReplayConfig,
                on_session: Callable[[int, RecordedSession, list[dict[str, Any]]], None]
-               | None = None) -> list[dict[str, Any]]:
+               | None = None, llm_judge: LLMJudge | None = None) -> list[dict[str, Any]]:
     """Every session in both modes; rows in (session, mode, depth) order. `on_session` gets
     the rows so far after each session (a long replay can keep what finished)."""
     rows: list[dict[str, Any]] = []
     for number, session in enumerate(sessions.sessions, start=1):
         for mode in MODES:
-            rows += anyio.run(replay_session, session, model, mode, config)
+            rows += anyio.run(replay_session, session, model, mode, config, llm_judge)
         if on_session is not None:
             on_session(number, session, rows)
     return rows

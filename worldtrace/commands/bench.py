@@ -32,11 +32,12 @@ from pathlib import Path
 from bench.official import OFFICIAL_MAX_TOKENS, REFERENCE_TEMPERATURE
 from bench.predictors.base import PredictorSetupError, UnknownPredictor
 from bench.scoring import SCORING_MODES
-
-
-class JudgeSetupError(ValueError):
-    """Judge options that do not go together."""
-
+from worldtrace.judge_options import (
+    JudgeSetupError,
+    add_llm_judge_arguments,
+    llm_judge_config,
+    start_llm_judge,
+)
 
 # A missing bench folder, data table or judge prompt, a misspelt or misconfigured predictor or
 # judge: the user's to fix.
@@ -86,9 +87,10 @@ def run_run(args: argparse.Namespace) -> int:
     from bench.predictors.base import PredictorContext
     from bench.runner import run_predictors, write_run
 
-    if args.judge_prompts and not args.llm_judge:
-        raise JudgeSetupError("--judge-prompts needs --llm-judge URL (the judge to ask)")
-    judge_config = llm_judge_config(args) if args.llm_judge else None  # a bad DIR fails first
+    # A bad --judge-prompts DIR or a judge URL where nothing answers fails before any work.
+    judge_config = llm_judge_config(args, Path(args.out) / "cache", args.concurrency,
+                                    args.scoring)
+    llm = start_llm_judge(judge_config) if judge_config is not None else None
     samples, problems = read_official(Path(args.bench_dir))
     _report_problems(problems)
     print(f"{len(samples)} samples from {args.bench_dir}", file=sys.stderr)
@@ -103,13 +105,12 @@ def run_run(args: argparse.Namespace) -> int:
     paths = write_run(samples, runs, Path(args.out), scoring=args.scoring)
     _print_table(leaderboard_rows(summarize([r for run in runs for r in run.rows]),
                                   RUBRIC_JUDGE, args.scoring))
-    paths.update(_diagnostics(args, samples, runs, context, judge_config))
+    paths.update(_diagnostics(args, samples, runs, context, llm))
     print(f"wrote {', '.join(str(p) for p in paths.values())}", file=sys.stderr)
     return 0
 
 
-def _diagnostics(args: argparse.Namespace, samples: list, runs: list, context,
-                 judge_config) -> dict:
+def _diagnostics(args: argparse.Namespace, samples: list, runs: list, context, llm) -> dict:
     """The LLM judge and its agreement with the rubric, and free-running decay, when asked."""
     from bench.diagnostics import (
         agreement_rows,
@@ -123,13 +124,11 @@ def _diagnostics(args: argparse.Namespace, samples: list, runs: list, context,
     unjudged: list = []
     agreement: list = []
     rollout: dict = {}
-    if judge_config is not None:
+    if llm is not None:
         from bench.evaluate import summarize
-        from bench.judges.llm_judge import LLMJudge
         from bench.leaderboard import leaderboard_rows
         from bench.progress import Progress
 
-        llm = LLMJudge(judge_config)
         for run in runs:
             progress = Progress(f"{llm.name} on {run.name}", len(samples),
                                 lambda line: print(line, file=sys.stderr, flush=True),
@@ -160,22 +159,6 @@ def _diagnostics(args: argparse.Namespace, samples: list, runs: list, context,
             _print_table([{"predictor": predictor.name, **row}
                           for row in decay_table(rollout[predictor.name])], own_columns=True)
     return write_diagnostics(Path(args.out), llm_rows, agreement, rollout, unjudged)
-
-
-def llm_judge_config(args: argparse.Namespace):
-    """The LLM judge's settings: the released judge's (its prompts from --judge-prompts,
-    temperature 0.6, 32,768 answer tokens) or ours (temperature 0, 2,048 tokens)."""
-    from bench.endpoint import EndpointConfig
-    from bench.judges.llm_judge import LLMJudgeConfig
-    from bench.judges.official_prompts import load_official_prompts
-
-    official = load_official_prompts(args.judge_prompts) if args.judge_prompts else None
-    default_tokens = OFFICIAL_MAX_TOKENS if official else 2048
-    return LLMJudgeConfig(
-        EndpointConfig(args.llm_judge, model=args.judge_model, concurrency=args.concurrency),
-        temperature=REFERENCE_TEMPERATURE if official else 0.0,
-        max_tokens=args.judge_max_tokens or default_tokens, max_attempts=args.judge_attempts,
-        cache_dir=Path(args.out) / "cache", official=official, scoring=args.scoring)
 
 
 def run_score(args: argparse.Namespace) -> int:
@@ -232,19 +215,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                      help=f"model sampling temperature (default {REFERENCE_TEMPERATURE}, the "
                           "official setting; 0: greedy)")
     run.add_argument("--concurrency", type=int, default=4)
-    run.add_argument("--llm-judge", metavar="URL",
-                     help="also judge with the model behind this OpenAI-compatible base URL")
-    run.add_argument("--judge-model", help="model name for --llm-judge (default: the first "
-                                           "the endpoint lists)")
-    run.add_argument("--judge-prompts", metavar="DIR",
-                     help="the prompts/ folder of a checkout of the released AgentWorldBench "
-                          "repository: --llm-judge becomes the official judge (its prompts, "
-                          "temperature 0.6, the whole history, forgiving answer parsing)")
-    run.add_argument("--judge-max-tokens", type=int, default=None,
-                     help=f"the most tokens of one LLM-judge answer (default {OFFICIAL_MAX_TOKENS} "
-                          "with --judge-prompts, else 2048)")
-    run.add_argument("--judge-attempts", type=int, default=3,
-                     help="how often the LLM judge is asked for a readable verdict")
+    add_llm_judge_arguments(run)
     run.add_argument("--rollout", type=int, default=0, metavar="K",
                      help="free-running mode: feed each predictor's predictions back for K "
                           "steps and report the score by depth")

@@ -11,13 +11,18 @@
         only with --forward-writes).
     worldtrace simulate-mcp --model DIR|URL --replay SESSIONS --out DIR
                             [--sessions N] [--calls N]
+                            [--llm-judge URL [--judge-model M] [--judge-prompts DIR]
+                             [--judge-max-tokens N] [--judge-attempts N]]
         recorded MCP sessions (a data directory's bench-pool MCP trajectories, or transcript
         files) replayed free-running and anchored; every simulated observation judged against
-        the real one (rubric and rule verifier) and the fidelity by depth printed with
-        bootstrap intervals (replay_steps.csv, fidelity.csv, fidelity.png in --out).
+        the real one (rubric and rule verifier: `score`; with --llm-judge also by the bench's
+        LLM judge behind that OpenAI-compatible URL: `llm_score`) and the fidelity by depth
+        printed with bootstrap intervals (replay_steps.csv, fidelity.csv, fidelity.png in
+        --out; the judge's verdicts cached in --out/cache, so a rerun asks nothing twice).
 
-A tools file that is not a tool list, a folder that is not a model, or a server command that
-exits is reported on one line naming it, with exit status 2.
+A tools file that is not a tool list, a folder that is not a model, a server command that
+exits, or a judge URL where nothing answers is reported on one line naming it, with exit
+status 2.
 """
 
 from __future__ import annotations
@@ -27,8 +32,14 @@ import sys
 from pathlib import Path
 
 from bench.simulate.errors import USER_ERRORS as SIMULATE_ERRORS
+from worldtrace.judge_options import (
+    JudgeSetupError,
+    add_llm_judge_arguments,
+    llm_judge_config,
+    start_llm_judge,
+)
 
-USER_ERRORS: tuple[type[Exception], ...] = SIMULATE_ERRORS
+USER_ERRORS: tuple[type[Exception], ...] = (*SIMULATE_ERRORS, JudgeSetupError)
 
 
 def _model_config(args: argparse.Namespace):
@@ -49,6 +60,9 @@ def run_server(args: argparse.Namespace) -> int:
 
     from bench.simulate.server import SimulateConfig, run
 
+    if args.llm_judge or args.judge_prompts:
+        raise JudgeSetupError("--llm-judge judges a --replay (the server answers a live client "
+                              "with no real observation to judge against)")
     if (args.tools is None) == (args.like_server is None):
         print("worldtrace simulate-mcp: give --tools FILE or --like-server CMD (one of them)",
               file=sys.stderr)
@@ -84,6 +98,8 @@ def run_replay(args: argparse.Namespace) -> int:
     config = ReplayConfig(sessions=args.sessions, calls=args.calls,
                           read_only=_names(args.read_only))
     sessions = read_sessions(args.replay, config)
+    judge_config = llm_judge_config(args, args.out / "cache")
+    llm = start_llm_judge(judge_config) if judge_config is not None else None  # before the model
     model = WorldModel.load(_model_config(args))
     if args.threads:
         import torch
@@ -93,19 +109,48 @@ def run_replay(args: argparse.Namespace) -> int:
           file=sys.stderr)
     start = time.perf_counter()
 
+    reported = 0
+
     def progress(number: int, session, rows: list[dict]) -> None:
+        nonlocal reported
         # The tables so far after every session: a replay stopped early keeps what finished.
         _write_replay(rows, args.out)
+        for row in rows[reported:]:
+            if row["llm_failure_reason"] and not row["failed"]:
+                print(f"  llm judge could not grade {row['session']} {row['mode']} call "
+                      f"{row['depth']}: {row['llm_failure_reason']}", file=sys.stderr)
+        reported = len(rows)
         print(f"  {number}/{len(sessions)} {session.session_id}: {len(rows)} calls judged, "
               f"{model.calls} predictions in {time.perf_counter() - start:.0f} s",
               file=sys.stderr)
 
-    rows = replay_all(sessions, model, config, on_session=progress)
+    rows = replay_all(sessions, model, config, on_session=progress, llm_judge=llm)
     table = _write_replay(rows, args.out)
+    if llm is not None:
+        graded = sum(row["llm_score"] is not None for row in rows)
+        print(f"{llm.name} graded {graded} of {len(rows)} calls ({llm.unparseable_answers} "
+              "unreadable answers)", file=sys.stderr)
+    _print_report(table, llm.name if llm is not None else None)
+    return 0
+
+
+def _print_report(table: list[dict], llm_name: str | None) -> None:
+    """The fidelity table, under a line saying which judge gave which score column (the LLM
+    columns only when a judge was given; its name is that line's, not every row's)."""
+    from bench.evaluate import RUBRIC_JUDGE
     from bench.leaderboard import to_markdown
 
-    print(to_markdown(table, list(table[0])) if table else "no calls replayed")
-    return 0
+    if not table:
+        print("no calls replayed")
+        return
+    legend = f"score: {RUBRIC_JUDGE} + the MCP rule verifier"
+    columns = [c for c in table[0] if c != "llm_judge"]
+    if llm_name is None:
+        columns = [c for c in columns if not c.startswith("llm_")]
+    else:
+        legend += f"; llm_score: {llm_name}"
+    print(legend)
+    print(to_markdown(table, columns))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -146,4 +191,5 @@ def register(commands: argparse._SubParsersAction) -> None:
                         help="--replay: at most this many sessions (0: all)")
     parser.add_argument("--calls", type=int, default=0,
                         help="--replay: at most this many calls a session (0: all)")
+    add_llm_judge_arguments(parser)
     parser.set_defaults(run=run)
