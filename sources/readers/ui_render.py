@@ -18,7 +18,7 @@ Both AndroidWorld key spellings are accepted (`content_description`/`content_des
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from typing import Any
 
@@ -42,6 +42,16 @@ def _first(element: Mapping[str, Any], *keys: str) -> Any:
     return None
 
 
+def _either(get: Callable[[str], Any], key: str, other: str) -> Any:
+    """`_first(element, key, other)` given the element's `get` (the renderer's hot path)."""
+    value = get(key)
+    if value is None or value == "":
+        value = get(other)
+        if value == "":
+            return None
+    return value
+
+
 def _quote(value: Any) -> str:
     """JSON-quote a text field (keeps newlines and quotes on one line, readable Unicode):
     what json.dumps(text, ensure_ascii=False) returns, without building an encoder per call."""
@@ -57,7 +67,12 @@ def _number(value: Any) -> str:
 
 def format_bbox(bbox: Any) -> str | None:
     """`(x1,y1,x2,y2)` from a {x_min, x_max, y_min, y_max} dict or a 4-item list, else None."""
-    if type(bbox) is dict or isinstance(bbox, Mapping):  # the ABC check is slow: dict first
+    if type(bbox) is dict:
+        corners = [bbox.get("x_min"), bbox.get("y_min"), bbox.get("x_max"), bbox.get("y_max")]
+        if type(corners[0]) is int and type(corners[1]) is int and type(corners[2]) is int \
+                and type(corners[3]) is int:  # the usual case, without the checks below
+            return f"({corners[0]},{corners[1]},{corners[2]},{corners[3]})"
+    elif isinstance(bbox, Mapping):
         corners = [bbox.get(key) for key in ("x_min", "y_min", "x_max", "y_max")]
     elif ((type(bbox) is list or isinstance(bbox, Sequence)) and not isinstance(bbox, str)
           and len(bbox) == 4):
@@ -73,32 +88,38 @@ def render_ui_element(index: int, element: Mapping[str, Any]) -> str:
     """One line: index, class, text, description, hint, resource id, true state flags, bounds."""
     if type(element) is not dict and not isinstance(element, Mapping):
         raise TypeError(f"ui element {index} must be an object, got {type(element).__name__}")
-    parts = [f"[{index}]", str(_first(element, "class_name", "class") or "element")]
-    text = _first(element, "text")
-    if text is not None:
+    # One pass of plain lookups, no helper calls: a screen has tens of elements and an
+    # episode tens of screens, so this line is most of what ingesting Android costs.
+    get = element.get
+    cls = _either(get, "class_name", "class")
+    parts = [f"[{index}]", str(cls or "element")]
+    text = get("text")
+    if text is not None and text != "":
         parts.append(_quote(text))
-    description = _first(element, "content_description", "content_desc")
+    else:
+        text = None
+    description = _either(get, "content_description", "content_desc")
     if description is not None:
-        parts.append(f"desc={_quote(description)}")
-    hint = _first(element, "hint_text")
-    if hint is not None and hint != text:  # EditTexts repeat their hint as text; say it once
-        parts.append(f"hint={_quote(hint)}")
-    tooltip = _first(element, "tooltip")
-    if tooltip is not None:
-        parts.append(f"tooltip={_quote(tooltip)}")
-    resource = _first(element, "resource_name", "resource_id")
+        parts.append("desc=" + _quote(description))
+    hint = get("hint_text")
+    if hint is not None and hint != "" and hint != text:  # EditTexts repeat their hint as text
+        parts.append("hint=" + _quote(hint))
+    tooltip = get("tooltip")
+    if tooltip is not None and tooltip != "":
+        parts.append("tooltip=" + _quote(tooltip))
+    resource = _either(get, "resource_name", "resource_id")
     if resource is not None:
         parts.append(f"id={resource}")
-    flags = [label for key, label in STATE_FLAGS if element.get(key) is True]
-    if element.get("is_enabled") is False:  # elements are enabled by default; flag the exception
+    flags = [label for key, label in STATE_FLAGS if get(key) is True]
+    if get("is_enabled") is False:  # elements are enabled by default; flag the exception
         flags.append("disabled")
-    if element.get("is_visible") is False:
+    if get("is_visible") is False:
         flags.append("hidden")
     if flags:
         parts.append("(" + ", ".join(flags) + ")")
-    bounds = format_bbox(_first(element, "bbox_pixels", "bbox"))
+    bounds = format_bbox(_either(get, "bbox_pixels", "bbox"))
     if bounds is not None:
-        parts.append(f"bbox={bounds}")
+        parts.append("bbox=" + bounds)
     return " ".join(parts)
 
 
