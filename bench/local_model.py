@@ -17,6 +17,7 @@ import torch
 from transformers import AutoModelForCausalLM, PreTrainedTokenizerFast, StoppingCriteria
 from transformers.generation.streamers import BaseStreamer
 
+from bench.model_folder import check_model_folder
 from bench.official import REFERENCE_TEMPERATURE
 from bench.stop_strings import cut_at_stop, safe_prefix_length
 
@@ -101,9 +102,7 @@ class LocalChatModel:
     def load(cls, folder: Path | str, dtype: str = "auto", device: str | None = None
              ) -> LocalChatModel:
         """Load a local model folder; a clear error when it is not one."""
-        folder = Path(folder)
-        if not (folder / "config.json").is_file():
-            raise FileNotFoundError(f"{folder}: not a model folder (no config.json)")
+        folder = check_model_folder(folder)
         tokenizer = PreTrainedTokenizerFast.from_pretrained(folder)
         if not tokenizer.chat_template:
             raise ValueError(f"{folder}: the tokenizer has no chat_template, so chat messages "

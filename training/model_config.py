@@ -14,6 +14,8 @@ from pathlib import Path
 import torch
 from transformers import AutoModelForCausalLM, LlamaConfig, PreTrainedModel, PreTrainedTokenizerFast
 
+from bench.model_folder import check_model_folder
+
 # Tokens that close a turn: generation stops at any of them (the chat template ends every message
 # with <|end|>; <eos> closes a document).
 STOP_TOKENS = ("<|end|>", "<eos>")
@@ -128,8 +130,7 @@ def new_model(config: ModelConfig, tokenizer: PreTrainedTokenizerFast) -> PreTra
 
 def load_model(folder: Path, config: ModelConfig) -> PreTrainedModel:
     """A trained folder (ours or a local checkpoint) in the configured dtype, on the device."""
-    if not (Path(folder) / "config.json").exists():
-        raise FileNotFoundError(f"no config.json in {folder}: not a Hugging Face model folder")
+    check_model_folder(folder)
     model = AutoModelForCausalLM.from_pretrained(str(folder), dtype=config.torch_dtype)
     return model.to(config.torch_device)
 

@@ -1,5 +1,7 @@
 """What a user of `simulate-mcp` can get wrong (light: the command line imports these first)."""
 
+from bench.model_folder import NotAModelFolder
+
 
 class ToolsFileError(ValueError):
     """A tools file (or recorded session) that does not hold a tool list."""
@@ -17,5 +19,5 @@ class SessionsError(ValueError):
     """--replay was given something that holds no recorded MCP session."""
 
 
-USER_ERRORS: tuple[type[Exception], ...] = (ToolsFileError, ModelSetupError, AnchorError,
-                                            SessionsError)
+USER_ERRORS: tuple[type[Exception], ...] = (ToolsFileError, ModelSetupError, NotAModelFolder,
+                                            AnchorError, SessionsError)

@@ -20,16 +20,12 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
+from bench.model_folder import check_model_folder
 from bench.simulate.anchor import AnchorServer, connect
 from bench.simulate.errors import AnchorError
 from bench.simulate.simulation import Simulation
 from bench.simulate.tools import ToolSet, read_tools_file
-from bench.simulate.world_model import (
-    ModelTimeout,
-    WorldModel,
-    WorldModelConfig,
-    check_model_folder,
-)
+from bench.simulate.world_model import ModelTimeout, WorldModel, WorldModelConfig
 
 
 @dataclass(frozen=True)

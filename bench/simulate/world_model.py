@@ -11,7 +11,6 @@ with an error instead of waiting.
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from pathlib import Path
 import anyio
 import anyio.to_thread
 
+from bench.model_folder import NotAModelFolder
 from bench.predictors.base import Predictor, PredictorContext, build_predictor, predictor_failures
 from bench.sample import BenchSample
 from bench.simulate.errors import ModelSetupError
@@ -47,23 +47,6 @@ class WorldModelConfig:
         return self.model.startswith(("http://", "https://"))
 
 
-def check_model_folder(folder: Path) -> None:
-    """ModelSetupError unless `folder` looks like a Hugging Face causal-LM folder."""
-    config = folder / "config.json"
-    if not folder.is_dir():
-        raise ModelSetupError(f"{folder}: no such model folder")
-    if not config.is_file():
-        raise ModelSetupError(f"{folder}: not a model folder (no config.json)")
-    try:
-        architectures = json.loads(config.read_text(encoding="utf-8")).get("architectures")
-    except (json.JSONDecodeError, AttributeError):
-        raise ModelSetupError(f"{config}: not a model config (not a JSON object)") from None
-    if not architectures:
-        raise ModelSetupError(f"{config}: not a model config (no architectures)")
-    if not any(folder.glob("*.safetensors")) and not any(folder.glob("*.bin")):
-        raise ModelSetupError(f"{folder}: not a model folder (no weights: *.safetensors, *.bin)")
-
-
 def build_world_predictor(config: WorldModelConfig) -> Predictor:
     """The bench predictor for the model (ModelSetupError when it cannot start)."""
     context = PredictorContext(max_new_tokens=config.max_new_tokens,
@@ -73,9 +56,10 @@ def build_world_predictor(config: WorldModelConfig) -> Predictor:
     if config.is_url:
         return build_predictor(f"openai_compatible:{config.model}", context)
     folder = Path(config.model)
-    check_model_folder(folder)
     try:
         return build_predictor(f"hf_local:{folder}", context)
+    except NotAModelFolder:
+        raise  # names the folder and what it lacks (the loader's own check)
     except (OSError, ValueError) as error:
         raise ModelSetupError(f"{folder}: cannot load the model: {error}") from error
 

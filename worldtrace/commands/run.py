@@ -37,11 +37,13 @@ REAL_BASE_STEPS = {"cpt_model": {"max_steps": 10, "batch_size": 4, "learning_rat
 
 def real_base_config(base: Path) -> dict[str, dict]:
     """Run config of the phase-2 assets that trains and benches on a pretrained base."""
+    from bench.model_folder import NotAModelFolder, check_model_folder
     from training.sft_split import REAL_BASE_BUDGETS as budgets
 
-    if not (base / "config.json").is_file():
-        raise FileNotFoundError(f"{base}: not a model folder (run `worldtrace base-model "
-                                "smollm2` first)")
+    try:
+        check_model_folder(base)
+    except NotAModelFolder as error:
+        raise NotAModelFolder(f"{error} (run `worldtrace base-model smollm2` first)") from None
     folder = str(base.resolve())
     training = {"budgets": "real_base", "cpu_threads": 2}
     return {

@@ -11,10 +11,11 @@ USER_ERRORS: tuple[type[Exception], ...] = (FileNotFoundError,)
 
 
 def run(args: argparse.Namespace) -> int:
+    from bench.model_folder import check_model_folder
+
+    check_model_folder(args.model)  # one line naming the folder, before torch is imported
     from bench.serve.run import ServeConfig, serve
 
-    if not args.model.is_dir():
-        raise FileNotFoundError(f"{args.model}: no such model folder")
     print(f"serving {args.model} as {args.model_id or args.model.name} on "
           f"http://{args.host}:{args.port}/v1 (Ctrl-C stops)")
     serve(ServeConfig(args.model, host=args.host, port=args.port, model_id=args.model_id,
