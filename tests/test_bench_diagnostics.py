@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import json
 import re
+import socket
 
 import httpx
 import pytest
@@ -114,3 +115,16 @@ def test_a_served_model_that_judges_nothing_leaves_the_run_whole(tmp_path, tiny_
     assert ("llm_judge:tiny_lm [worldtrace prompts: not the official judge] graded 0 of 3 "
             "predictions (3 never answered readably, 6 unreadable answers)") in printed.err
     assert "copy_last" in printed.out  # the rubric leaderboard still printed
+
+
+def test_a_judge_url_where_nothing_answers_stops_the_run_before_any_prediction(tmp_path,
+                                                                               capsys):
+    bench_dir, out = tmp_path / "bench", tmp_path / "run"
+    write_official([sample(2)], bench_dir)
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
+    assert main(["bench", "run", "--bench-dir", str(bench_dir), "--out", str(out),
+                 "--predictor", "copy_last", "--llm-judge", url]) == 2
+    assert f"worldtrace: --llm-judge {url}: no judge answers there (" in capsys.readouterr().err
+    assert not (out / "predictions.jsonl").exists()
