@@ -6,8 +6,9 @@
 Takes the first --per-domain bench-pool trajectories of each domain (content-hash order), swaps
 the observation of --planted turns per domain for the observation of a turn of another
 trajectory of the same domain (seeded), scores every turn with each model (training/validate.py)
-and prints, per model: the share of planted turns in the top 5 % by z, the share flagged
-(z >= 3), their median rank percentile, turns scored, tokens, wall time and tokens/s.
+and prints, per model and per score (--score contrast ranks by both the contrast and the plain
+NLL of the same forward passes): the share of planted turns in the top 5 % by z, the share
+flagged (z >= 3), their median rank percentile, turns scored, tokens, wall time and tokens/s.
 """
 
 from __future__ import annotations
@@ -67,6 +68,29 @@ def announced(episodes: list, name: str):
     progress.close()
 
 
+def write_rows(rows: list[dict], keys: set, path: Path) -> None:
+    """The scored rows with a `planted` column, to rank them other ways afterwards."""
+    import pyarrow as pa
+
+    from sources.storage import write_parquet
+    from training.validate import SCORE_SCHEMA
+
+    planted = [(r["trajectory_id"], r["turn_index"]) in keys for r in rows]
+    table = pa.Table.from_pylist(rows, schema=SCORE_SCHEMA)
+    write_parquet(table.append_column("planted", pa.array(planted)), path)
+
+
+def planted_ranks(ranked: list[dict], keys: set) -> tuple[int, int, int, float]:
+    """Of the planted turns in rows ranked most surprising first: how many were scored (a turn
+    cut out of an over-long window is not), in the top 5 %, flagged as outliers, and their
+    median rank percentile (0 = most surprising)."""
+    ranks = {(r["trajectory_id"], r["turn_index"]): k / len(ranked) for k, r in enumerate(ranked)}
+    found = [ranks[key] for key in keys if key in ranks]
+    flagged = sum(r["outlier"] for r in ranked if (r["trajectory_id"], r["turn_index"]) in keys)
+    return (len(found), sum(rank < 0.05 for rank in found), flagged,
+            statistics.median(found) if found else float("nan"))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, required=True)
@@ -76,36 +100,49 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=1024)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--score", choices=("contrast", "nll"), default="contrast",
+                        help="contrast: score both ways in one run and report both rankings")
+    parser.add_argument("--observation-tokens", type=int,
+                        help="score each observation's first N tokens (default: all)")
+    parser.add_argument("--out", type=Path, help="a folder for each model's scored rows "
+                                                 "(<model>.parquet, with a planted column)")
     args = parser.parse_args()
 
     import torch
 
     from bench.local_model import LocalChatModel
-    from training.validate import ValidateConfig, ValidateStats, validate
+    from training.validate import ValidateConfig, ValidateStats, normalise, validate
 
     torch.set_num_threads(args.threads)
     episodes, keys = planted_episodes(args.data, args.per_domain, args.planted, args.seed)
     print(f"{len(episodes)} trajectories, {len(keys)} planted observations", flush=True)
     turns, seconds, top_share = 0, 0.0, []
+    scores = ("contrast", "nll") if args.score == "contrast" else ("nll",)
     for folder in args.model:
         chat = LocalChatModel.load(folder, dtype="float32", device="cpu")
         stats = ValidateStats()
+        config = ValidateConfig(max_tokens=args.max_tokens, score=args.score,
+                                observation_tokens=args.observation_tokens)
         with stopwatch() as lap:
             rows = validate(chat.model, chat.tokenizer, announced(episodes, folder.name),
-                            ValidateConfig(max_tokens=args.max_tokens), stats)
-        ranks = {(r["trajectory_id"], r["turn_index"]): k for k, r in enumerate(rows)}
-        found = [ranks[key] / len(rows) for key in keys if key in ranks]
-        top = sum(rank < 0.05 for rank in found)
-        flagged = sum(r["outlier"] for r in rows if (r["trajectory_id"], r["turn_index"]) in keys)
+                            config, stats)
         turns, seconds = turns + len(rows), seconds + lap.wall
-        top_share.append(top / max(len(found), 1))
-        print(f"{folder.name}: planted in top 5 %: {top}/{len(found)}, flagged (z >= 3): "
-              f"{flagged}/{len(found)}, median rank {statistics.median(found):.3f}; "
-              f"{len(rows)} turns, {stats.tokens:,} tokens in {lap.wall:.0f} s "
-              f"({stats.tokens / max(lap.wall, 1e-9):.0f} tokens/s), peak RSS "
-              f"{peak_rss_mb():.0f} MiB", flush=True)
+        if args.out:
+            write_rows(rows, keys, args.out / f"{folder.name}.parquet")
+        print(f"{folder.name}: {len(rows)} turns, {stats.tokens:,} tokens ({stats.tokens_alone:,} "
+              f"out of context) in {lap.wall:.0f} s ({stats.tokens / max(lap.wall, 1e-9):.0f} "
+              f"tokens/s), peak RSS {peak_rss_mb():.0f} MiB", flush=True)
+        for score in scores:
+            ranked = normalise(rows, config.z_threshold, score)
+            found, top, flagged, median = planted_ranks(ranked, keys)
+            top_share.append(top / max(found, 1))
+            print(f"  by {score}: planted in top 5 %: {top}/{found}, flagged (z >= "
+                  f"{config.z_threshold:g}): {flagged}/{found}, median rank {median:.3f}"
+                  f"{'' if found == len(keys) else f' ({len(keys) - found} planted not scored)'}",
+                  flush=True)
     # turns: every model's scored turns; wall_s: the models' validation (loading excluded);
-    # planted_top5: the share of planted observations in the top 5 %, the worst model's.
+    # planted_top5: the share of planted observations in the top 5 %, the worst model's and
+    # score's.
     print(result_line(turns=turns, turns_per_s=turns / max(seconds, 1e-9), wall_s=seconds,
                       peak_rss_mb=peak_rss_mb(), models=len(args.model),
                       planted_top5=min(top_share), load_avg=load_average()))

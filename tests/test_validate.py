@@ -1,6 +1,7 @@
 """worldtrace validate: a tiny model trained on regular terminal trajectories finds the planted
-anomalies (observations swapped in from another kind of trajectory) in its top 5 %, flags
-them, and the command line writes the table."""
+anomalies (observations swapped in from another kind of trajectory) in its top 5 % by NLL and
+flags them; the contrast with the NLL out of context is computed as it says; and the command
+line writes the table."""
 
 from __future__ import annotations
 
@@ -69,6 +70,7 @@ def test_planted_observations_are_the_most_surprising(trained):
     stats = ValidateStats()
     rows = validate(model, tokenizer, test, ValidateConfig(max_tokens=4096), stats)
     assert len(rows) == stats.turns == 240 and stats.windows == 40
+    assert stats.tokens_alone == 0 and all(r["contrast"] is None for r in rows)
     top = {(r["trajectory_id"], r["turn_index"]) for r in rows[:len(rows) // 20]}  # top 5 %
     assert {("t003", 2), ("t017", 4)} <= top
     flagged = {(r["trajectory_id"], r["turn_index"]) for r in rows if r["outlier"]}
@@ -76,6 +78,48 @@ def test_planted_observations_are_the_most_surprising(trained):
     assert len(flagged) <= 6
     [terminal] = domain_table(rows)
     assert terminal["turns"] == 240 and terminal["outliers"] == len(flagged)
+
+
+def test_the_contrast_is_the_nll_the_context_does_not_explain(trained):
+    """score="contrast": each observation is scored a second time out of context (system
+    prompt, empty user message, observation), the contrast is the difference, and turns are
+    ranked by its z per domain. Out of context, one text costs the same wherever it stands in
+    a trajectory; in context it does not."""
+    model, tokenizer, episodes = trained
+    test = list(episodes[:10])
+    test[3] = planted(test[3], 2, PLANTED[0])
+    stats = ValidateStats()
+    rows = validate(model, tokenizer, test, ValidateConfig(max_tokens=4096, score="contrast"),
+                    stats)
+    assert len(rows) == 60 and stats.tokens_alone > 0
+    assert stats.tokens > stats.tokens_alone
+    assert all(r["score"] == "contrast" for r in rows)
+    for r in rows:
+        assert r["contrast"] == pytest.approx(r["nll"] - r["nll_alone"])
+    assert [r["contrast"] for r in rows] == sorted((r["contrast"] for r in rows), reverse=True)
+    by_text: dict[tuple[str, str], list[dict]] = {}
+    for r in rows:
+        text = test[int(r["trajectory_id"][1:])].steps[r["turn_index"]].observation
+        by_text.setdefault((r["trajectory_id"], text), []).append(r)
+    repeated = [group for group in by_text.values() if len(group) > 1]
+    assert repeated, "the fixture repeats words within a trajectory"
+    for group in repeated:
+        assert len({round(r["nll_alone"], 5) for r in group}) == 1
+    assert any(len({round(r["nll"], 5) for r in group}) > 1 for group in repeated)
+
+
+def test_observation_tokens_caps_what_is_scored(trained):
+    """Only each observation's first N tokens are scored, out of context too."""
+    model, tokenizer, episodes = trained
+    long = Episode("long", "terminal", "print some words", tuple(
+        Step(k, f"cat words{k}.txt", " ".join(WORDS * 8) + "\n", "text", "informative", 1.0)
+        for k in range(3)))
+    whole = validate(model, tokenizer, [long], ValidateConfig(max_tokens=4096))
+    head = validate(model, tokenizer, [long], ValidateConfig(max_tokens=4096,
+                                                            observation_tokens=5))
+    assert all(r["observation_tokens"] > 5 for r in whole)
+    assert [r["observation_tokens"] for r in head] == [5, 5, 5]
+    assert {r["nll"] for r in head} != {r["nll"] for r in whole}
 
 
 def test_windows_score_every_turn_once(trained):
@@ -94,9 +138,12 @@ def test_the_command_scores_real_trace_files(tiny_model_dir, traces_dir, tmp_pat
 
     out = tmp_path / "scores.parquet"
     status = main(["validate", str(traces_dir / "terminal" / "harbor"), "--model",
-                   str(tiny_model_dir), "--out", str(out), "--quiet", "--threads", "1"])
+                   str(tiny_model_dir), "--out", str(out), "--quiet", "--threads", "1",
+                   "--score", "contrast", "--observation-tokens", "32"])
     assert status == 0
     table = pq.read_table(out).to_pylist()
+    assert all(r["score"] == "contrast" and r["observation_tokens"] <= 32 for r in table)
+    assert all(r["contrast"] == pytest.approx(r["nll"] - r["nll_alone"]) for r in table)
     printed = capsys.readouterr().out
     assert table and all(r["domain"] == "terminal" for r in table)
     assert f"{len(table)} scored" in printed and "| terminal |" in printed

@@ -8,7 +8,16 @@ the observation's own tokens count). A trajectory is read in one forward pass wh
 `max_tokens`, else in windows of whole turns (each window repeats the system prompt and the
 turn before its first scored one as context), so each token is scored about once.
 
-Scores are normalised per domain (z = (nll - domain mean) / domain standard deviation: a
+With `score="contrast"` each observation is also scored with its history and action left out
+(the system prompt, an empty user message, the observation: `nll_alone`), and the turn is
+ranked by `contrast = nll - nll_alone`, how little its own context explains it (a pointwise
+mutual information, negated). The NLL ranks texts that are hard in themselves (a long listing,
+random ids, garbage) on top, whether or not they answer their action; the contrast cancels
+what the text costs on its own, so a well-formed observation answering another action rises,
+while garbage (as costly in context as out of it) does not. The NLL is the default: on the
+real base it found as many swapped observations (README, "Trajectory validation").
+
+Scores are normalised per domain (z = (score - domain mean) / domain standard deviation: a
 terminal dump and a GUI tree are not equally predictable) and turns with z >= `z_threshold`
 are flagged as outliers. A swapped-in observation, a truncated log, an environment answering
 another action: the seeds' "trajectory validation / anomaly detection" use of a world model.
@@ -30,21 +39,35 @@ from training.render import Episode, message_pieces, messages
 
 SCORE_SCHEMA = pa.schema([
     ("trajectory_id", pa.string()), ("domain", pa.string()), ("turn_index", pa.int32()),
-    ("observation_tokens", pa.int32()), ("nll", pa.float64()), ("z", pa.float64()),
-    ("outlier", pa.bool_()),
+    ("observation_tokens", pa.int32()), ("nll", pa.float64()),
+    ("nll_alone", pa.float64()),  # null unless score == "contrast"
+    ("contrast", pa.float64()),  # nll - nll_alone; null unless score == "contrast"
+    ("score", pa.string()), ("z", pa.float64()), ("outlier", pa.bool_()),
 ])
+SCORES = ("nll", "contrast")
 
 
 @dataclass(frozen=True)
 class ValidateConfig:
-    """Window size in tokens, the outlier threshold, the system prompt variant seed."""
+    """Window size in tokens, the outlier threshold, the system prompt variant seed, and what
+    ranks a turn: its mean NLL, or the contrast with its NLL out of context."""
 
     max_tokens: int = 2048
     z_threshold: float = 3.0
     seed: int = 0
+    score: str = "nll"
+    # Score (and show as context) only each observation's first tokens: an observation longer
+    # than the window would otherwise push its own history and action out of it, and a
+    # screen's or a log's head is what its action decides.
+    observation_tokens: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.score not in SCORES:
+            raise ValueError(f"score {self.score!r} is not one of {SCORES}")
 
     def __str__(self) -> str:
-        return f"w{self.max_tokens}_z{self.z_threshold:g}_seed{self.seed}"
+        head = f"_o{self.observation_tokens}" if self.observation_tokens else ""
+        return f"{self.score}_w{self.max_tokens}{head}_z{self.z_threshold:g}_seed{self.seed}"
 
 
 @dataclass
@@ -55,7 +78,8 @@ class ValidateStats:
     turns: int = 0
     empty_observations: int = 0  # nothing to score: not in the table
     windows: int = 0
-    tokens: int = 0
+    tokens: int = 0  # every token of every forward pass, context and out of context
+    tokens_alone: int = 0  # of them, the out-of-context passes (score == "contrast")
     per_domain: dict[str, int] = field(default_factory=dict)
 
 
@@ -68,11 +92,11 @@ class _Turn:
     turn_index: int | None = None
 
 
-def _tokenized(tokenizer: PreTrainedTokenizerFast, episode: Episode, system: str
-               ) -> tuple[_Turn, list[tuple[_Turn, _Turn]]]:
-    """The system message and each turn's (action, observation) messages as token ids."""
-    chat = messages(system, episode, 0, None)
-    pieces = message_pieces(tokenizer, chat)
+def _tokenized(tokenizer: PreTrainedTokenizerFast, episode: Episode, system: str,
+               observation_tokens: int | None = None) -> tuple[_Turn, list[tuple[_Turn, _Turn]]]:
+    """The system message and each turn's (action, observation) messages as token ids, each
+    observation cut after its first `observation_tokens` tokens when given."""
+    pieces = message_pieces(tokenizer, messages(system, episode, 0, None))
     encoded = tokenizer(pieces, add_special_tokens=False, return_offsets_mapping=True)
     turns = []
     for k, step in enumerate(episode.steps):
@@ -85,8 +109,11 @@ def _tokenized(tokenizer: PreTrainedTokenizerFast, episode: Episode, system: str
             inside = [i for i, (a, _) in enumerate(encoded["offset_mapping"][assistant])
                       if start <= a < end]
             scored = (inside[0], inside[-1] + 1) if inside else None
-        turns.append((_Turn(encoded["input_ids"][user]),
-                      _Turn(encoded["input_ids"][assistant], scored, step.turn_index)))
+        ids = encoded["input_ids"][assistant]
+        if scored is not None and observation_tokens is not None:
+            scored = (scored[0], min(scored[1], scored[0] + observation_tokens))
+            ids = ids[:scored[1]]
+        turns.append((_Turn(encoded["input_ids"][user]), _Turn(ids, scored, step.turn_index)))
     return _Turn(encoded["input_ids"][0]), turns
 
 
@@ -132,18 +159,51 @@ def _window_nll(model: PreTrainedModel, window: list[_Turn], max_tokens: int
     return out
 
 
+def _empty_user(tokenizer: PreTrainedTokenizerFast, system: str) -> _Turn:
+    """An empty user message as the template writes it after the system message: what stands
+    in for the history and the action when an observation is scored out of context."""
+    chat = [{"role": "system", "content": system}, {"role": "user", "content": ""}]
+    return _Turn(tokenizer(message_pieces(tokenizer, chat)[1], add_special_tokens=False)
+                 ["input_ids"])
+
+
+def _alone_nll(model: PreTrainedModel, system: _Turn, empty_user: _Turn,
+               turns: list[tuple[_Turn, _Turn]], config: ValidateConfig, stats: ValidateStats
+               ) -> dict[int, float]:
+    """Each scored observation's mean NLL out of context: system, empty user, observation
+    (one pass a turn, cut like a window, so the same tokens count as in context)."""
+    out = {}
+    for _, observation in turns:
+        if observation.scored is None:
+            continue
+        window = [system, empty_user, observation]
+        tokens = sum(len(t.ids) for t in window)
+        stats.tokens, stats.tokens_alone = stats.tokens + tokens, stats.tokens_alone + tokens
+        for turn_index, nll, _ in _window_nll(model, window, config.max_tokens):
+            out[turn_index] = nll
+    return out
+
+
 def score_episode(model: PreTrainedModel, tokenizer: PreTrainedTokenizerFast, episode: Episode,
                   config: ValidateConfig, stats: ValidateStats) -> list[dict[str, Any]]:
-    """One row per turn with an observation: trajectory, domain, turn, tokens, mean NLL."""
+    """One row per turn with an observation: trajectory, domain, turn, tokens, mean NLL (and
+    out of context, with the contrast, when config.score is "contrast")."""
     _, system = episode.system(config.seed)
-    system_turn, turns = _tokenized(tokenizer, episode, system)
+    system_turn, turns = _tokenized(tokenizer, episode, system, config.observation_tokens)
     rows = []
     for window in _windows(system_turn, turns, config.max_tokens):
         stats.windows += 1
         stats.tokens += sum(len(t.ids) for t in window)
         for turn_index, nll, tokens in _window_nll(model, window, config.max_tokens):
             rows.append({"trajectory_id": episode.trajectory_id, "domain": episode.domain,
-                         "turn_index": turn_index, "observation_tokens": tokens, "nll": nll})
+                         "turn_index": turn_index, "observation_tokens": tokens, "nll": nll,
+                         "nll_alone": None, "contrast": None, "score": config.score})
+    if config.score == "contrast":
+        alone = _alone_nll(model, system_turn, _empty_user(tokenizer, system), turns, config,
+                           stats)
+        for row in rows:
+            row["nll_alone"] = alone[row["turn_index"]]
+            row["contrast"] = row["nll"] - row["nll_alone"]
     stats.trajectories += 1
     stats.turns += len(episode.steps)
     stats.empty_observations += len(episode.steps) - len(rows)
@@ -151,16 +211,17 @@ def score_episode(model: PreTrainedModel, tokenizer: PreTrainedTokenizerFast, ep
     return rows
 
 
-def normalise(rows: Sequence[dict[str, Any]], z_threshold: float) -> list[dict[str, Any]]:
-    """Rows with z (per domain) and the outlier flag, most surprising first."""
+def normalise(rows: Sequence[dict[str, Any]], z_threshold: float, score: str = "nll"
+              ) -> list[dict[str, Any]]:
+    """Rows with z of `score` (per domain) and the outlier flag, most surprising first."""
     by_domain: dict[str, list[float]] = {}
     for row in rows:
-        by_domain.setdefault(row["domain"], []).append(row["nll"])
+        by_domain.setdefault(row["domain"], []).append(row[score])
     moments = {d: (fmean(v), pstdev(v)) for d, v in by_domain.items()}
     out = []
     for row in rows:
         mean, spread = moments[row["domain"]]
-        z = (row["nll"] - mean) / spread if spread > 0 else 0.0
+        z = (row[score] - mean) / spread if spread > 0 else 0.0
         out.append({**row, "z": z, "outlier": z >= z_threshold})
     return sorted(out, key=lambda r: (-r["z"], r["trajectory_id"], r["turn_index"]))
 
@@ -175,7 +236,7 @@ def validate(model: PreTrainedModel, tokenizer: PreTrainedTokenizerFast,
             for row in score_episode(model, tokenizer, episode, config, stats)]
     if not rows:
         raise ValueError("no observation to score in the trajectories given")
-    return normalise(rows, config.z_threshold)
+    return normalise(rows, config.z_threshold, config.score)
 
 
 def domain_table(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

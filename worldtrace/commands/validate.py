@@ -4,12 +4,14 @@ observation is to a world model, and flag the outliers.
     worldtrace validate --model data/models/sft_model data            (a data directory)
     worldtrace validate --model data/models/sft_model traces/ [--domain terminal] [--format F]
                         [--out scores.parquet] [--max-tokens 2048] [--z 3.0] [--top 20]
+                        [--score contrast|nll] [--observation-tokens N]
 
 TRAJECTORIES is a worldtrace data directory (both pools, scrubbed) or trace files in any
 native format `worldtrace ingest` reads. Each turn gets the mean token NLL of its observation
-given the history and action (training/validate.py), normalised per domain (z); turns with
-z >= --z are outliers. Prints a per-domain table and the most surprising turns; writes every
-row to --out (Parquet, atomic).
+given the history and action (training/validate.py); with --score contrast also given neither,
+ranked by the difference (how little the context explains the observation). The score is
+normalised per domain (z); turns with z >= --z are outliers. Prints a per-domain table and
+the most surprising turns; writes every row to --out (Parquet, atomic).
 """
 
 from __future__ import annotations
@@ -43,7 +45,9 @@ def run(args: argparse.Namespace) -> int:
     if args.threads:
         torch.set_num_threads(args.threads)
     chat = LocalChatModel.load(args.model, dtype="float32", device=args.device)
-    config = ValidateConfig(max_tokens=args.max_tokens, z_threshold=args.z)
+    config = ValidateConfig(max_tokens=args.max_tokens, z_threshold=args.z,
+                            score=args.score or ValidateConfig.score,
+                            observation_tokens=args.observation_tokens)
     read, stats = EpisodeSourceStats(), ValidateStats()
     source = tqdm(episodes(args.trajectories, read, args.domain, args.format),
                   desc=f"validate {args.model.name}", unit=" traj", disable=args.quiet)
@@ -78,6 +82,12 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--format", default="auto", help="reader name, or auto-detect")
     parser.add_argument("--max-tokens", type=int, default=2048, help="tokens per forward pass")
     parser.add_argument("--z", type=float, default=3.0, help="outlier threshold (z per domain)")
+    # choices: training.validate.SCORES (not imported here: it loads torch)
+    parser.add_argument("--score", choices=("contrast", "nll"),
+                        help="rank by the NLL in context (the default) or by the contrast "
+                             "(NLL in context minus out of context)")
+    parser.add_argument("--observation-tokens", type=int,
+                        help="score each observation's first N tokens (default: all)")
     parser.add_argument("--top", type=int, default=20, help="most surprising turns to print")
     parser.add_argument("--device", help="cpu, cuda (default: cuda when available)")
     parser.add_argument("--threads", type=int, help="CPU threads for torch")
