@@ -32,7 +32,6 @@ from sources.storage import ParquetSink
 TRAJECTORY_TEXT_FIELDS = ("task", "system_prompt", "metadata")
 TURN_TEXT_FIELDS = ("action", "observation")
 READ_ROWS = 2048
-GATES_KEY = "__gates"  # the per-field gated kinds carried beside a row while it is scrubbed
 
 class Placeholders:
     """Typed placeholders numbered within one trajectory: one value, one placeholder."""
@@ -105,27 +104,30 @@ def scrub_partition(trajectories_path: Path, turns_path: Path, out_trajectories:
     with (ParquetSink(out_trajectories, pq.read_schema(trajectories_path)) as trajectory_sink,
           ParquetSink(out_turns, pq.read_schema(turns_path)) as turn_sink,
           ParquetSink(out_findings, SCRUB_FINDINGS.schema) as finding_sink):
-        for trajectory in _rows(trajectories_path, TRAJECTORY_TEXT_FIELDS):
+        for trajectory, trajectory_gates in _rows(trajectories_path, TRAJECTORY_TEXT_FIELDS):
             placeholders = Placeholders()
             turns = [_next_turn(turn_rows, trajectory, turns_path)
                      for _ in range(trajectory["n_turns"])]
-            for row, turn_index in [(trajectory, None)] + [(t, t["turn_index"]) for t in turns]:
+            for row, gates, turn_index in [(trajectory, trajectory_gates, None)] + [
+                    (t, g, t["turn_index"]) for t, g in turns]:
                 names = TRAJECTORY_TEXT_FIELDS if turn_index is None else TURN_TEXT_FIELDS
-                for name in names:
-                    row[name], replaced = _scrub_field(row, name, placeholders)
-                    stats.kinds.update(kind for kind, _ in replaced)
+                for name, kinds in zip(names, gates, strict=True):
+                    row[name], replaced = _scrub_field(row, name, kinds, placeholders)
                     stats.fields[name] += len(replaced)
+                    if not replaced:  # most fields: nothing found, nothing to record
+                        continue
+                    stats.kinds.update(kind for kind, _ in replaced)
                     finding_sink.write_many(
                         {"domain": trajectory["domain"],
                          "trajectory_id": trajectory["trajectory_id"],
                          "turn_index": turn_index, "field": name, "kind": kind,
                          "placeholder": placeholder}
                         for kind, placeholder in replaced)
-            trajectory_sink.write(_without_gates(trajectory))
-            turn_sink.write_many(_without_gates(turn) for turn in turns)
+            trajectory_sink.write(trajectory)
+            turn_sink.write_many(turn for turn, _ in turns)
             stats.trajectories += 1
             stats.turns += len(turns)
-        leftover = next(turn_rows, None)
+        leftover, _ = next(turn_rows, (None, ()))
         if leftover is not None:
             raise ValueError(f"{turns_path}: turn of trajectory {leftover['trajectory_id']} "
                              f"has no row in {trajectories_path}")
@@ -133,44 +135,41 @@ def scrub_partition(trajectories_path: Path, turns_path: Path, out_trajectories:
     return stats
 
 
-def _scrub_field(row: dict[str, Any], name: str, placeholders: Placeholders
-                 ) -> tuple[str | None, list[Replacement]]:
-    scrubbed, replaced = scrub_text(row[name], placeholders, row[GATES_KEY][name])
+def _scrub_field(row: dict[str, Any], name: str, kinds: tuple[str, ...],
+                 placeholders: Placeholders) -> tuple[str | None, list[Replacement]]:
+    scrubbed, replaced = scrub_text(row[name], placeholders, kinds)
     if name == "metadata" and replaced:
         json.loads(scrubbed)  # a placeholder never breaks the JSON; if it does, fail loudly
     return scrubbed, replaced
 
 
-def _rows(path: Path, text_fields: Sequence[str]) -> Iterator[dict[str, Any]]:
+Gated = tuple[dict[str, Any], tuple[tuple[str, ...], ...]]  # a row, its text fields' gates
+
+
+def _rows(path: Path, text_fields: Sequence[str]) -> Iterator[Gated]:
     """The rows of a Parquet file, each with the kinds its text fields' gates let through
-    (computed for a whole batch at once) under GATES_KEY."""
+    (computed for a whole batch at once), in the order of `text_fields`."""
     for batch in pq.ParquetFile(path).iter_batches(batch_size=READ_ROWS):
-        gates = {name: gated_kinds(batch.column(name).to_pylist()) for name in text_fields}
-        for i, row in enumerate(batch.to_pylist()):
-            row[GATES_KEY] = {name: gates[name][i] for name in text_fields}
-            yield row
+        gates = [gated_kinds(batch.column(name).to_pylist()) for name in text_fields]
+        yield from zip(batch.to_pylist(), zip(*gates, strict=True), strict=True)
 
 
-def _without_gates(row: dict[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in row.items() if key != GATES_KEY}
-
-
-def _next_turn(turn_rows: Iterator[dict[str, Any]], trajectory: dict[str, Any],
-               turns_path: Path) -> dict[str, Any]:
+def _next_turn(turn_rows: Iterator[Gated], trajectory: dict[str, Any],
+               turns_path: Path) -> Gated:
     """The next turn row, which must belong to `trajectory` (tables written in lockstep)."""
-    turn = next(turn_rows, None)
+    turn, gates = next(turn_rows, (None, ()))
     if turn is None or turn["trajectory_id"] != trajectory["trajectory_id"]:
         found = "the end of the file" if turn is None else f"trajectory {turn['trajectory_id']}"
         raise ValueError(f"{turns_path}: expected the turns of trajectory "
                          f"{trajectory['trajectory_id']} (n_turns {trajectory['n_turns']}) "
                          f"next, found {found}")
-    return turn
+    return turn, gates
 
 
 def residual_findings(path: Path, text_fields: Sequence[str]) -> Counter[str]:
     """What a second pass still finds in the text fields of a (scrubbed) table, per kind."""
     found: Counter[str] = Counter()
-    for row in _rows(path, text_fields):
-        for name in text_fields:
-            found.update(f.kind for f in find_sensitive(row[name], row[GATES_KEY][name]))
+    for row, gates in _rows(path, text_fields):
+        for name, kinds in zip(text_fields, gates, strict=True):
+            found.update(f.kind for f in find_sensitive(row[name], kinds))
     return found

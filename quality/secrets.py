@@ -222,8 +222,11 @@ def gated_kinds(texts: Sequence[str | None]) -> list[tuple[str, ...]]:
     frame = pl.DataFrame({"text": pl.Series(list(texts), dtype=pl.String)})
     flags = frame.select(pl.col("text").str.contains(GATES[kind]).fill_null(False).alias(kind)
                          for kind in ALL_KINDS).to_numpy()
-    return [tuple(ALL_KINDS[i] for i in np.flatnonzero(row)) if row.any() else ()
-            for row in flags]
+    # Most texts pass no gate: find the few that do in one call, not a numpy call per text.
+    out: list[tuple[str, ...]] = [()] * len(flags)
+    for row in np.flatnonzero(flags.any(axis=1)).tolist():
+        out[row] = tuple(ALL_KINDS[i] for i in np.flatnonzero(flags[row]).tolist())
+    return out
 
 
 def _raw_findings(text: str, kinds: Iterable[str]) -> Iterator[Finding]:
