@@ -171,7 +171,7 @@ def _alone_nll(model: PreTrainedModel, system: _Turn, empty_user: _Turn,
                turns: list[tuple[_Turn, _Turn]], config: ValidateConfig, stats: ValidateStats
                ) -> dict[int, float]:
     """Each scored observation's mean NLL out of context: system, empty user, observation
-    (one pass a turn, cut like a window, so the same tokens count as in context)."""
+    (one pass a turn; past max_tokens it keeps its last tokens, as a window does)."""
     out = {}
     for _, observation in turns:
         if observation.scored is None:
