@@ -175,7 +175,9 @@ def masked_texts(observations: list[str]) -> tuple[list[str], list[str]]:
     dropped): vectorised in polars, whose regex engine is far faster on long texts."""
     heads = pl.Series(observations, dtype=pl.String).fill_null("").str.slice(0, REPEAT_HEAD_CHARS)
     masked = mask_column(heads, REPEAT_VOLATILE, "0")
-    flat = masked.str.replace_all(r"\s+", " ").str.strip_chars()
+    # = replace_all(r"\s+", " "): a lone space is left alone instead of replaced by itself,
+    # which halves the matches and the time (most whitespace is single spaces between words)
+    flat = masked.str.replace_all(r"\s\s+|[\s&&[^ ]]", " ").str.strip_chars()
     return flat.to_list(), masked.str.replace_all(_LINE_PREFIX.pattern, "").to_list()
 
 

@@ -4,13 +4,14 @@ screen again with only its clock changed (unchanged)."""
 
 from __future__ import annotations
 
+import polars as pl
 import pyarrow.parquet as pq
 from quality_rows import trajectory, write_partition
 
 from quality.features import compute_turn_features
 from quality.labels import label_turns
 from quality.mirrored_fields import mirrored_fields, write_call
-from quality.reply_features import action_values
+from quality.reply_features import action_values, masked_texts
 
 TOOL = {"action_kind": "tool_call", "observation_format": "tool_result_text"}
 TREE = {"action_kind": "click", "observation_format": "a11y_tree"}
@@ -140,3 +141,16 @@ def test_an_output_that_ends_reporting_success_is_not_an_error(tmp_path):
     assert pq.read_table(tmp_path / "l.parquet")["category"].to_pylist() == [
         "informative",  # recovered: the last line says it succeeded
         "error", "error"]  # ends in the error; "completed" on an error line is no success
+
+
+def test_repeat_texts_collapse_whitespace_as_a_plain_whitespace_run_regex_does() -> None:
+    # masked_texts leaves lone spaces alone (a faster pattern): every other run of Unicode
+    # whitespace, and each lone non-space one, must still become one space, as r"\s+" makes it
+    texts = ["a b", "a  b", " lead", "trail ", "a\tb", "x\r\ny", "\x85a", "a\u00a0b", "\u3000",
+             "a \u2028 b", "a\u200bb", "a \x1c b", "", "   ", "line 1\n\n  line 2\t\t end",
+             None]  # (none holds a timestamp or an id: masking leaves them as they are)
+    flat, _ = masked_texts(texts)
+    reference = pl.Series(texts, dtype=pl.String).fill_null("").str.replace_all(
+        r"\s+", " ").str.strip_chars().to_list()
+    assert flat == reference
+    assert flat[1] == "a b" and flat[5] == "x y" and flat[11] == "a \x1c b"  # \x1c: no space
