@@ -42,12 +42,13 @@ RECONCILE = domain_check("records_reconcile", INGEST_QUARANTINE,
 INFO = asset_info("ingest", kinds={"parquet", "duckdb"}, code=[sources], pii="raw")
 
 
-def quarantine_metadata(path: Path, stats: IngestStats) -> dict:
+def quarantine_metadata(paths: list[Path], stats: IngestStats) -> dict:
     """What the quarantine holds: how many records, from which sources, for which reasons."""
     reasons: Counter[tuple[str, str]] = Counter()
-    for batch in pq.ParquetFile(path).iter_batches(columns=["source", "reason"]):
-        reasons.update((row["source"], row["reason"].split(":", 1)[0][:REASON_CHARS])
-                       for row in batch.to_pylist())
+    for path in paths:  # every shard of the domain
+        for batch in pq.ParquetFile(path).iter_batches(columns=["source", "reason"]):
+            reasons.update((row["source"], row["reason"].split(":", 1)[0][:REASON_CHARS])
+                           for row in batch.to_pylist())
     return {
         "quarantined": stats.total("quarantined"),
         "share_of_records_read": round(
@@ -84,7 +85,7 @@ def raw_traces(
     # The catalog names the sources this asset owns: a path edited there is meant, so a source
     # of the same name read from its old path is replaced (other sources' rows are kept).
     stats = write_tables(specs, storage.data_path, domains=[domain], on_trajectory=log_progress,
-                         replace=True)
+                         replace=True, shards=storage.sharding)
     turns = stats.total("turns")
     trajectories = stats.total("trajectories")
     quarantined = stats.total("quarantined")
@@ -92,7 +93,7 @@ def raw_traces(
         f"{domain}: read {stats.total('records_read')} records = {turns} turns kept "
         f"+ {quarantined} quarantined; {trajectories} trajectories"
     )
-    paths = {key: table.path(storage.data_path, domain) for key, table in TABLES.items()}
+    paths = {key: table.domain_files(storage.data_path, domain) for key, table in TABLES.items()}
     per_source = dg.MetadataValue.md(records_table(stats.as_table()))
     counts = {"turns": turns, "trajectories": trajectories, "quarantined": quarantined,
               "records_read": stats.total("records_read"), "per_source": per_source,

@@ -1,7 +1,9 @@
 """Partitions: every asset of the pipeline is split by the seven domains.
 
 Past one machine, each domain partition runs as its own step (multiprocess executor here,
-k8s / celery executors on a cluster); a domain x shard multi-partition is the next step.
+Dask on a cluster: assets/executors.py). The per-turn tables are already cut into shards on disk
+(sources/shards.py), and a domain's step runs its shards one after the other; a domain x shard
+multi-partition is the next step.
 """
 
 import dagster as dg

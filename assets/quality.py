@@ -29,8 +29,9 @@ from assets.table_metadata import (
 from quality import checks
 from quality.dedup import DedupConfig
 from quality.dedup_report import removed_per_domain
-from quality.features import FeatureConfig, compute_turn_features
-from quality.labels import CATEGORIES, DEFAULT_POLICY, examples_markdown, label_turns, load_policy
+from quality.features import FeatureConfig
+from quality.labels import CATEGORIES, DEFAULT_POLICY, examples_markdown, load_policy
+from quality.sharded import features_for_domain, labels_for_domain
 from quality.stage import dedup_across_partitions
 from quality.tables import (
     DEDUP_SIGNATURES,
@@ -106,13 +107,12 @@ def turn_features(context: dg.AssetExecutionContext, config: FeatureSettings,
     action and with earlier context, novelty, Jaccard with the previous and the most similar
     earlier observation, length ratios, corpus frequency (boilerplate), error flag."""
     domain = context.partition_key
-    out_path = TURN_FEATURES.path(storage.data_path, domain)
     feature_config = config.feature_config()
-    stats = compute_turn_features(RAW_TURNS.path(storage.data_path, domain), out_path,
-                                  feature_config)
+    stats = features_for_domain(storage.data_path, storage.data_path, domain, feature_config)
     context.log.info(f"{domain}: {stats.turns} turns, {stats.trajectories} trajectories, "
                      f"{stats.turns_per_second:,.0f} turns/s ({feature_config})")
-    novelty = [v for v in pq.read_table(out_path, columns=["novelty"])["novelty"].to_pylist()
+    novelty = [v for path in TURN_FEATURES.domain_files(storage.data_path, domain)
+               for v in pq.read_table(path, columns=["novelty"])["novelty"].to_pylist()
                if v is not None]
     return dg.MaterializeResult(metadata={
         **table_metadata(TURN_FEATURES, storage.data_path, domain,
@@ -146,9 +146,9 @@ def turn_labels(context: dg.AssetExecutionContext, config: LabelSettings,
     turn is ambiguous (within the policy's margin of another category)."""
     domain = context.partition_key
     policy = load_policy(Path(config.policy_file))
-    turns_path = RAW_TURNS.path(storage.data_path, domain)
-    out_path = TURN_LABELS.path(storage.data_path, domain)
-    stats = label_turns(TURN_FEATURES.path(storage.data_path, domain), out_path, policy)
+    turns_path = RAW_TURNS.domain_files(storage.data_path, domain)
+    stats = labels_for_domain(storage.data_path, domain, policy)
+    out_path = TURN_LABELS.domain_files(storage.data_path, domain)
     context.log.info(f"{domain}: {stats.turns} turns labelled with {policy}: "
                      + ", ".join(f"{c} {stats.categories[c]}" for c in CATEGORIES)
                      + f"; {stats.ambiguous} ambiguous")

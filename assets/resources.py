@@ -8,13 +8,21 @@ from pathlib import Path
 import dagster as dg
 
 from sources.catalog import DEFAULT_CATALOG, SourceSpec, load_catalog
+from sources.shards import DEFAULT_SHARDS, ShardConfig
 
 
 class WorldtraceStorage(dg.ConfigurableResource):
-    """The one data directory (Parquet, hive-partitioned by domain) and the source catalog."""
+    """The one data directory (Parquet, hive-partitioned by domain, the per-turn tables by
+    domain and shard), the source catalog, and how many shards each domain's sources are cut
+    into (sources/shards.py)."""
 
     data_dir: str = "data"
     catalog: str = str(DEFAULT_CATALOG)
+    shards_per_domain: int = DEFAULT_SHARDS
+
+    @property
+    def sharding(self) -> ShardConfig:
+        return ShardConfig(self.shards_per_domain)
 
     @property
     def data_path(self) -> Path:
@@ -31,8 +39,11 @@ LOCAL_CATALOG = Path("sources.toml")
 
 def storage_from_environment() -> WorldtraceStorage:
     """$WORLDTRACE_DATA (default ./data); the catalog is $WORLDTRACE_CATALOG, else ./sources.toml
-    when there is one, else the built-in default catalog (the trace factory's output)."""
+    when there is one, else the built-in default catalog (the trace factory's output); shards
+    per domain $WORLDTRACE_SHARDS (default 1)."""
     catalog = os.environ.get("WORLDTRACE_CATALOG") or (
         str(LOCAL_CATALOG.resolve()) if LOCAL_CATALOG.exists() else str(DEFAULT_CATALOG)
     )
-    return WorldtraceStorage(data_dir=os.environ.get("WORLDTRACE_DATA", "data"), catalog=catalog)
+    return WorldtraceStorage(data_dir=os.environ.get("WORLDTRACE_DATA", "data"), catalog=catalog,
+                             shards_per_domain=int(os.environ.get("WORLDTRACE_SHARDS")
+                                                   or DEFAULT_SHARDS))

@@ -17,7 +17,7 @@ from assets.asset_info import asset_info
 from assets.partitions import domain_partitions
 from assets.resources import WorldtraceStorage
 from assets.table_metadata import reads, records_table, table_metadata
-from quality.scrub import scrub_partition
+from quality.sharded import scrub_domain
 from quality.tables import SCRUB_FINDINGS, SCRUBBED_TRAJECTORIES, SCRUBBED_TURNS
 from sources.tables import RAW_TRAJECTORIES, RAW_TURNS
 
@@ -36,13 +36,11 @@ INFO = asset_info("curate", kinds={"parquet", "polars"}, code=[quality.scrub, qu
 )
 def scrubbed_traces(context: dg.AssetExecutionContext, storage: WorldtraceStorage
                     ) -> Iterator[dg.MaterializeResult]:
-    """Replace secrets and personal data in one domain's trajectories and turns."""
+    """Replace secrets and personal data in one domain's trajectories and turns (each shard of
+    them)."""
     domain = context.partition_key
     data = storage.data_path
-    paths = {table: table.path(data, domain) for table in PREVIEWS}
-    stats = scrub_partition(
-        RAW_TRAJECTORIES.path(data, domain), RAW_TURNS.path(data, domain),
-        paths[SCRUBBED_TRAJECTORIES], paths[SCRUBBED_TURNS], paths[SCRUB_FINDINGS])
+    stats = scrub_domain(data, data, domain)
     context.log.info(f"{domain}: {stats.replaced} values replaced in {stats.trajectories} "
                      f"trajectories, {stats.turns} turns ({stats.turns_per_second:,.0f} turns/s)")
     counts = {

@@ -64,21 +64,27 @@ def table_metadata(table: Table, data_dir: Path, domain: str | None = None,
     total over every partition present as `rows_all_domains` (the UI shows the latest
     partition's count, which is not the table's size). An unpartitioned asset whose table is
     written per domain (the splits, the bench) reports the total."""
-    files = [table.path(data_dir, domain)] if domain is not None else (
+    files = table.domain_files(data_dir, domain) if domain is not None else (
         table.paths(data_dir) if table.partitioned else [table.path(data_dir)])
     files = [f for f in files if f.exists()]
     if not files:
         return {"dagster/row_count": 0, "dagster/column_schema": column_schema(table)}
+    one_file = domain is not None and len(files) == 1 or not table.partitioned
     metadata: dict[str, Any] = {
         "dagster/row_count": sum(pq.read_metadata(f).num_rows for f in files),
         "dagster/column_schema": column_schema(table),
-        "path": dg.MetadataValue.path(str(files[0] if domain is not None or not table.partitioned
-                                          else table.dir(data_dir))),
+        "path": dg.MetadataValue.path(str(files[0] if one_file else (
+            table.dir(data_dir) if domain is None else files[0].parent.parent))),
         "preview": dg.MetadataValue.md(markdown_preview(files[0], preview_columns)),
     }
     if domain is not None:
         metadata["rows_all_domains"] = sum(pq.read_metadata(f).num_rows
                                            for f in table.paths(data_dir))
+    if domain is not None and table.sharded:  # the domain's figure, and each shard's
+        metadata["shards"] = len(files)
+        metadata["rows_per_shard"] = dg.MetadataValue.md(records_table(
+            [{"shard": f.parent.name.removeprefix("shard="),
+              "rows": pq.read_metadata(f).num_rows} for f in files]))
     return metadata
 
 

@@ -82,8 +82,8 @@ def _connect(data_dir: Path, domain: str, trajectory_ids: Iterable[str]
     # The scrubbed tables (same schema as the raw ones): no secret reaches a bench sample.
     for view, table in (("turns", SCRUBBED_TURNS), ("labels", TURN_LABELS),
                         ("trajectories", SCRUBBED_TRAJECTORIES)):
-        path = table.path(data_dir, domain)
-        if not path.exists():
+        path = table.domain_glob(data_dir, domain)
+        if not table.has(data_dir, domain):
             con.close()
             raise FileNotFoundError(f"{path}: {table} of {domain} is needed to build the bench")
         parquet_view(con, view, path)

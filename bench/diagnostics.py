@@ -95,7 +95,7 @@ def rollout_chains(samples: Sequence[BenchSample], data_dir: Path | None) -> lis
     chains = []
     for domain in sorted({s.domain for s in samples}):
         of_domain = [s for s in samples if s.domain == domain]
-        if data_dir is not None and SCRUBBED_TURNS.path(data_dir, domain).exists():
+        if data_dir is not None and SCRUBBED_TURNS.has(data_dir, domain):
             turns = read_trajectory_turns(data_dir, domain, {s.trajectory_id for s in of_domain})
             known = [s for s in of_domain if s.trajectory_id in turns]
             chains += chains_from_turns(known, turns)

@@ -121,8 +121,8 @@ def read_trajectory_turns(data_dir: Path | str, domain: str, trajectory_ids: Ite
                           ) -> dict[str, list[Turn]]:
     """Every turn, in order, of the given trajectories, from a domain's scrubbed_turns (the
     text the samples come from: no secret reaches a score)."""
-    path = SCRUBBED_TURNS.path(data_dir, domain)
-    if not path.exists():
+    path = SCRUBBED_TURNS.domain_glob(data_dir, domain)
+    if not SCRUBBED_TURNS.has(data_dir, domain):
         raise FileNotFoundError(f"{path}: scrubbed_turns of {domain} is needed for free-running "
                                 "chains")
     wanted = pa.table({"trajectory_id": pa.array(sorted(set(trajectory_ids)), pa.string())})

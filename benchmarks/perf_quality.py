@@ -114,8 +114,10 @@ def sample_texts(data: Path, n: int, seed: int) -> list[str]:
     """n non-empty observations, sampled across the domains."""
     import duckdb
 
+    from sources.tables import RAW_TURNS
+
     return [r[0] for r in duckdb.sql(
-        f"SELECT observation FROM read_parquet('{data}/raw_turns/*/part-0.parquet') "
+        f"SELECT observation FROM read_parquet('{RAW_TURNS.glob(data)}') "
         f"WHERE length(trim(observation)) > 0 USING SAMPLE reservoir({n} ROWS) "
         f"REPEATABLE ({seed})").fetchall()]
 

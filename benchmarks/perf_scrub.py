@@ -23,10 +23,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repo, whe
 from benchmarks._measure import load_average, peak_rss_mb, result_line, stopwatch  # noqa: E402
 from benchmarks.corpus import generated_work, ingest_generated  # noqa: E402
 from quality.checks import nothing_left_to_scrub  # noqa: E402
-from quality.scrub import scrub_partition  # noqa: E402
+from quality.sharded import scrub_domain  # noqa: E402
+from quality.tables import SCRUBBED_TRAJECTORIES, SCRUBBED_TURNS  # noqa: E402
 from sources.schema import DOMAINS  # noqa: E402
-from sources.storage import partition_path  # noqa: E402
-from sources.tables import RAW_TRAJECTORIES, RAW_TURNS
+from sources.tables import RAW_TURNS  # noqa: E402
 
 PLANTS = ("contact ops-team@corp-mail.com", "export GITHUB_TOKEN=ghp_" + "aB3" * 12,
           "ssh deploy@198.51.100.23", "call +1 415-555-0134")
@@ -59,21 +59,19 @@ def main() -> None:
         data, out = work / "data", work / "scrubbed"
         for domain in DOMAINS:
             ingest_generated(work, domain, data)
-            plant(RAW_TURNS.path(data, domain), args.plant_every)
+            for path in RAW_TURNS.domain_files(data, domain):
+                plant(path, args.plant_every)
         print(f"{'domain':<10}{'turns':>9}{'MB':>7}{'replaced':>10}{'seconds':>9}{'turns/s':>9}"
               f"{'MB/s':>7}{'check s':>9}")
         total_turns = total_mb = total_seconds = total_check = 0.0
         for domain in DOMAINS:
-            paths = {name: partition_path(out, name, domain)
-                     for name in ("scrubbed_trajectories", "scrubbed_turns", "scrub_findings")}
-            stats = scrub_partition(RAW_TRAJECTORIES.path(data, domain),
-                                    RAW_TURNS.path(data, domain), *paths.values())
+            stats = scrub_domain(data, out, domain)
             with stopwatch() as lap:
-                outcome = nothing_left_to_scrub(paths["scrubbed_trajectories"],
-                                                paths["scrubbed_turns"])
+                outcome = nothing_left_to_scrub(SCRUBBED_TRAJECTORIES.domain_files(out, domain),
+                                                SCRUBBED_TURNS.domain_files(out, domain))
             check_seconds = lap.wall
             assert outcome.passed, outcome.figures
-            megabytes = text_mb(RAW_TURNS.path(data, domain))
+            megabytes = sum(text_mb(path) for path in RAW_TURNS.domain_files(data, domain))
             total_turns += stats.turns
             total_mb += megabytes
             total_seconds += stats.seconds

@@ -40,8 +40,8 @@ from grading.calibration import (
     loso_predictions,
 )
 from grading.confusion import Confusion
-from quality.features import compute_turn_features
-from quality.labels import CATEGORIES, label_turns, load_policy
+from quality.labels import CATEGORIES, load_policy
+from quality.sharded import features_for_domain, labels_for_domain
 from quality.tables import TURN_FEATURES, TURN_LABELS
 from sources.schema import DOMAINS
 from sources.storage import load_sql, query_arrow
@@ -233,11 +233,9 @@ def label_labelled_files(turns: Sequence[LabelledTurn], root: Path, work_dir: Pa
                                 path=path, root=Path(root)))
     write_tables(specs, data)
     policy = load_policy(policy_path) if policy_path else load_policy()
-    domains = [d for d in DOMAINS if RAW_TURNS.path(data, d).exists()]
-    for domain in domains:
-        features = TURN_FEATURES.path(out, domain)
-        compute_turn_features(RAW_TURNS.path(data, domain), features)
-        label_turns(features, TURN_LABELS.path(out, domain), policy)
+    for domain in [d for d in DOMAINS if RAW_TURNS.has(data, d)]:
+        features_for_domain(data, out, domain)
+        labels_for_domain(out, domain, policy, data_dir=data)
     con = duckdb.connect()
     try:
         con.execute("CREATE TEMP TABLE wanted (line INTEGER, file VARCHAR, position VARCHAR, "

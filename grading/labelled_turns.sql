@@ -18,6 +18,6 @@ LEFT JOIN read_parquet($trajectories) AS tr
     ON tr.source_path = w.file AND tr.source_position = w.position
 LEFT JOIN read_parquet($labels) AS l
     ON l.trajectory_id = tr.trajectory_id AND l.turn_index = w.turn_index
-LEFT JOIN read_parquet($features) AS f
+LEFT JOIN read_parquet($features, hive_partitioning = false) AS f
     ON f.trajectory_id = tr.trajectory_id AND f.turn_index = w.turn_index
 ORDER BY w.line

@@ -127,7 +127,8 @@ def explain_turn(data_dir: Path, trajectory_id: str, turn_index: int) -> TurnExp
             if not table.paths(data_dir):
                 raise ExplainError(f"no {table.name} under {data_dir}: the turn's labels are "
                                    f"there but not its {table.name}")
-            found = con.sql("SELECT * FROM read_parquet($path) WHERE trajectory_id = "
+            found = con.sql("SELECT * FROM read_parquet($path, hive_partitioning = false) "
+                            "WHERE trajectory_id = "
                             "$trajectory_id AND turn_index = $turn_index",
                             params={"path": table.glob(data_dir), **where}
                             ).to_arrow_table().to_pylist()

@@ -22,7 +22,7 @@ import duckdb
 
 from quality.rules import RULE_IDS, Ambiguity, features_json_sql, moved_thresholds, parse_ambiguity
 from sources.markdown import markdown_cell, markdown_table
-from sources.storage import load_sql, parquet_view, query_arrow, write_parquet
+from sources.storage import Files, file_list, load_sql, parquet_view, query_arrow, write_parquet
 
 # The turns a world model can be judged on: the bench's targets and SFT / RL's (the others
 # restate the action or say nothing new; turn-categories.md).
@@ -184,13 +184,14 @@ def label_turns(features_path: Path, out_path: Path, policy: Policy | None = Non
     return stats
 
 
-def examples_markdown(labels_path: Path, turns_path: Path, per_category: int = 2,
+def examples_markdown(labels_path: Files, turns_path: Files, per_category: int = 2,
                       max_chars: int = 240) -> str:
     """A Markdown preview: the first turns of each category, action and observation cut short."""
     con = duckdb.connect()
     try:
         rows = con.execute(load_sql(__file__, "label_examples.sql"), {
-            "labels": str(labels_path), "turns": str(turns_path), "per_category": per_category,
+            "labels": file_list(labels_path), "turns": file_list(turns_path),
+            "per_category": per_category,
         }).fetchall()
     finally:
         con.close()

@@ -1,15 +1,15 @@
 """The whole quality stage over a data directory, outside Dagster (grading, benchmarks).
 
-Per domain partition: turn features, then labels; the partitions are independent, so they can
+Per shard of each domain: turn features, then labels; the shards are independent, so they can
 run in `workers` processes, as Dagster's multiprocess executor runs the partitions of the
 `turn_features` and `turn_labels` assets. Dedup across all partitions (cross-shard, like the
 `trajectory_dedup` asset) and scrubbing read only the raw tables, so they run meanwhile, as the
 executor would run those assets. Output layout mirrors the assets:
 
-    {out}/turn_features/domain=<d>/part-0.parquet
-    {out}/turn_labels/domain=<d>/part-0.parquet
+    {out}/turn_features/domain=<d>/shard=<s>/part-0.parquet
+    {out}/turn_labels/domain=<d>/shard=<s>/part-0.parquet
     {out}/trajectory_dedup/{trajectory_dedup,duplicate_pairs,signatures}.parquet
-    {out}/{scrubbed_trajectories,scrubbed_turns,scrub_findings}/domain=<d>/part-0.parquet
+    {out}/{scrubbed_trajectories,scrubbed_turns,scrub_findings}/domain=<d>/shard=<s>/...
 
 (scrubbing: what the splits, the bench and a release read instead of the raw text.)
 """
@@ -28,16 +28,9 @@ from quality.dedup import DedupConfig, DedupStats, dedup_trajectories
 from quality.features import FeatureConfig, FeatureStats, compute_turn_features
 from quality.labels import LabelStats, label_turns, load_policy
 from quality.scrub import scrub_partition
-from quality.tables import (
-    SCRUB_FINDINGS,
-    SCRUBBED_TRAJECTORIES,
-    SCRUBBED_TURNS,
-    TURN_FEATURES,
-    TURN_LABELS,
-)
+from quality.sharded import SCRUB_TABLES, add_stats
+from quality.tables import TURN_FEATURES, TURN_LABELS
 from sources.tables import RAW_TRAJECTORIES, RAW_TURNS
-
-SCRUB_TABLES = (SCRUBBED_TRAJECTORIES, SCRUBBED_TURNS, SCRUB_FINDINGS)
 
 
 @dataclass
@@ -53,13 +46,14 @@ class StageReport:
     worker_peak_rss_mb: float = 0.0
 
 
-def _features_and_labels(data_dir: Path, out_dir: Path, domain: str, config: FeatureConfig,
-                         policy_path: Path | None) -> tuple[str, FeatureStats, LabelStats, float]:
-    features = TURN_FEATURES.path(out_dir, domain)
-    f_stats = compute_turn_features(RAW_TURNS.path(data_dir, domain), features, config)
+def _features_and_labels(data_dir: Path, out_dir: Path, domain: str, shard: str,
+                         config: FeatureConfig, policy_path: Path | None
+                         ) -> tuple[str, FeatureStats, LabelStats, float]:
+    features = TURN_FEATURES.path(out_dir, domain, shard)
+    f_stats = compute_turn_features(RAW_TURNS.path(data_dir, domain, shard), features, config)
     clock = time.perf_counter()
     policy = load_policy(policy_path) if policy_path else load_policy()
-    l_stats = label_turns(features, TURN_LABELS.path(out_dir, domain), policy)
+    l_stats = label_turns(features, TURN_LABELS.path(out_dir, domain, shard), policy)
     l_stats_seconds = time.perf_counter() - clock
     return domain, f_stats, l_stats, l_stats_seconds
 
@@ -68,40 +62,42 @@ def dedup_across_partitions(data_dir: Path, out_root: Path, domains: Sequence[st
                             config: DedupConfig | None = None) -> DedupStats:
     """Dedup over every domain partition present, as one corpus: what the `trajectory_dedup`
     asset runs, and what grading and the benchmark run (the dedup tables go under out_root)."""
-    present = [d for d in domains if RAW_TRAJECTORIES.path(data_dir, d).exists()]
+    shards = [(d, s) for d in domains for s in RAW_TRAJECTORIES.shards(data_dir, d)]
     return dedup_trajectories(
-        [RAW_TRAJECTORIES.path(data_dir, d) for d in present],
-        [RAW_TURNS.path(data_dir, d) for d in present],
+        [RAW_TRAJECTORIES.path(data_dir, d, s) for d, s in shards],
+        [RAW_TURNS.path(data_dir, d, s) for d, s in shards],
         out_root, config or DedupConfig())
 
 
-def _scrub(data_dir: Path, out_dir: Path, domain: str) -> float:
-    """Scrub one partition; returns its seconds."""
+def _scrub(data_dir: Path, out_dir: Path, domain: str, shard: str) -> float:
+    """Scrub one shard of a domain; returns its seconds."""
     clock = time.perf_counter()
-    scrub_partition(RAW_TRAJECTORIES.path(data_dir, domain), RAW_TURNS.path(data_dir, domain),
-                    *(table.path(out_dir, domain) for table in SCRUB_TABLES))
+    scrub_partition(RAW_TRAJECTORIES.path(data_dir, domain, shard),
+                    RAW_TURNS.path(data_dir, domain, shard),
+                    *(table.path(out_dir, domain, shard) for table in SCRUB_TABLES))
     return time.perf_counter() - clock
 
 
 def run_quality_stage(data_dir: Path, out_dir: Path, domains: Sequence[str], workers: int = 1,
                       features: FeatureConfig | None = None, dedup: DedupConfig | None = None,
                       policy_path: Path | None = None, scrub: bool = True) -> StageReport:
-    """Features and labels per domain, then dedup across domains, then (unless `scrub` is off)
-    the scrubbed copies of the raw tables.
+    """Features and labels per shard of each domain, then dedup across domains and shards,
+    then (unless `scrub` is off) the scrubbed copies of the raw tables.
 
     With `workers` > 1 the steps overlap as Dagster's multiprocess executor overlaps the
-    assets (dedup and scrub read only the raw tables, not the features): the per-domain
+    assets (dedup and scrub read only the raw tables, not the features): the per-shard
     features + labels and scrub jobs run in `workers` processes while this process runs the
     dedup. The outputs are the same either way.
     """
     features = features or FeatureConfig()
     dedup = dedup or DedupConfig()
     report = StageReport()
-    present = [d for d in domains if RAW_TURNS.path(data_dir, d).exists()]
-    jobs = [(data_dir, out_dir, d, features, policy_path) for d in present]
-    scrubs = [(data_dir, out_dir, d) for d in present] if scrub else []
+    shards = [(d, s) for d in domains for s in RAW_TURNS.shards(data_dir, d)]
+    present = list(dict.fromkeys(d for d, _ in shards))
+    jobs = [(data_dir, out_dir, d, s, features, policy_path) for d, s in shards]
+    scrubs = [(data_dir, out_dir, d, s) for d, s in shards] if scrub else []
     began = time.perf_counter()
-    if workers > 1 and len(present) > 1:
+    if workers > 1 and len(shards) > 1:
         context = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
             feature_jobs = [pool.submit(_features_and_labels, *job) for job in jobs]
@@ -116,9 +112,9 @@ def run_quality_stage(data_dir: Path, out_dir: Path, domains: Sequence[str], wor
         report.dedup = _timed_dedup(data_dir, out_dir, present, dedup, report)
         scrub_seconds = [_scrub(*job) for job in scrubs]
     label_seconds = 0.0
-    for domain, f_stats, l_stats, seconds in results:
-        report.features[domain] = f_stats
-        report.labels[domain] = l_stats
+    for domain, f_stats, l_stats, seconds in results:  # a domain's shards add up
+        report.features[domain] = add_stats(report.features.get(domain, FeatureStats()), f_stats)
+        report.labels[domain] = add_stats(report.labels.get(domain, LabelStats()), l_stats)
         label_seconds += seconds
     report.wall_seconds["labels (sum over partitions)"] = label_seconds
     if scrub:

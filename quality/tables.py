@@ -184,14 +184,14 @@ TURN_FEATURES = Table(
     "novelty, Jaccard with the previous and the most similar earlier observation, length "
     "ratios, corpus frequency (boilerplate), error flag, reply shapes.",
     _FEATURE_SCHEMA, {**{k: RAW_TURNS.docs[k] for k in _TURN_KEYS}, **_FEATURE_DOCS},
-    order=("trajectory_id", "turn_index"))
+    order=("trajectory_id", "turn_index"), sharded=True)
 TURN_LABELS = Table(
     "turn_labels", "quality",
     "Category (empty, error, unchanged, echo, boilerplate, informative) and loss weight of "
     "every turn, from the versioned policy file, whose hash every row records.",
     _LABEL_SCHEMA, {**{k: RAW_TURNS.docs[k] for k in (*_TURN_KEYS, "observation_format")},
                     **_LABEL_DOCS},
-    order=("trajectory_id", "turn_index"))
+    order=("trajectory_id", "turn_index"), sharded=True)
 TRAJECTORY_DEDUP = Table(
     "trajectory_dedup", "quality",
     "One row per trajectory of every domain: its exact or near-duplicate cluster, whether it "
@@ -212,17 +212,17 @@ SCRUBBED_TRAJECTORIES = Table(
     "scrubbed_trajectories", "quality",
     "raw_trajectories with task, system prompt and metadata scrubbed: secrets and personal "
     "data replaced by <SECRET_n>, <EMAIL_n>, <PHONE_n>, <IP_n>.",
-    TRAJECTORY_SCHEMA, RAW_TRAJECTORIES.docs, asset="scrubbed_trajectories")
+    TRAJECTORY_SCHEMA, RAW_TRAJECTORIES.docs, asset="scrubbed_trajectories", sharded=True)
 SCRUBBED_TURNS = Table(
     "scrubbed_turns", "quality",
     "raw_turns with actions and observations scrubbed; the same value keeps its placeholder "
     "across a trajectory. What everything that reaches a score or a release reads.",
-    TURN_SCHEMA, RAW_TURNS.docs, order=("trajectory_id", "turn_index"))
+    TURN_SCHEMA, RAW_TURNS.docs, order=("trajectory_id", "turn_index"), sharded=True)
 SCRUB_FINDINGS = Table(
     "scrub_findings", "quality",
     "One row per replaced value: where (trajectory, turn, field), what kind, which "
     "placeholder. Never the value itself.",
-    _FINDINGS_SCHEMA, _FINDINGS_DOCS)
+    _FINDINGS_SCHEMA, _FINDINGS_DOCS, sharded=True)
 TRAJECTORY_SPLIT = Table(
     "trajectory_split", "quality",
     "Every trajectory dedup kept, in the train or the bench pool by a stable hash of its "

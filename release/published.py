@@ -32,7 +32,7 @@ from quality.tables import (
     TURN_LABELS,
 )
 from sources.schema import DOMAINS
-from sources.storage import load_sql
+from sources.storage import file_list, load_sql
 from sources.tables import Table
 from training.tables import RL_SPLIT, RL_SPLIT_ALL_TURNS, SFT_SPLIT
 
@@ -48,18 +48,20 @@ class PublishedTable:
     description: str
     needs: tuple[Table, ...] = ()  # other tables the export joins
 
-    def domain_path(self, data_dir: Path, domain: str) -> Path:
+    def domain_files(self, data_dir: Path, domain: str) -> list[Path]:
+        """The table's files for one domain (every shard of a sharded table, in order)."""
         if not self.table.partitioned:  # built across domains, filtered per domain
-            return self.table.path(data_dir)
-        return self.table.path(data_dir, domain)
+            return [p for p in [self.table.path(data_dir)] if p.exists()]
+        return self.table.domain_files(data_dir, domain)
 
     def inputs(self, data_dir: Path, domain: str) -> list[Path]:
         """The files one domain's shard is exported from."""
-        return [self.domain_path(data_dir, domain),
-                *(need.path(data_dir, domain) for need in self.needs)]
+        return [*self.domain_files(data_dir, domain),
+                *(path for need in self.needs for path in need.domain_files(data_dir, domain))]
 
     def present(self, data_dir: Path, domain: str) -> bool:
-        return all(path.exists() for path in self.inputs(data_dir, domain))
+        return bool(self.domain_files(data_dir, domain)) and all(
+            need.has(data_dir, domain) for need in self.needs)
 
 
 PUBLISHED: tuple[PublishedTable, ...] = (
@@ -100,17 +102,19 @@ class ExportStats:
 def reader(table: PublishedTable, data_dir: Path, domain: str
            ) -> Iterator[pa.RecordBatchReader]:
     """The table's rows for one domain, in a stable order, as a stream with its schema."""
-    path = table.domain_path(data_dir, domain)
+    files = table.domain_files(data_dir, domain)
     if table.config == "turns":
         sql, params = load_sql(__file__, "turns.sql"), {
-            "turns": str(path), "labels": str(TURN_LABELS.path(data_dir, domain)),
-            "features": str(TURN_FEATURES.path(data_dir, domain))}
+            "turns": file_list(files),
+            "labels": file_list(TURN_LABELS.domain_files(data_dir, domain)),
+            "features": file_list(TURN_FEATURES.domain_files(data_dir, domain))}
     elif not table.table.partitioned:
-        sql, params = load_sql(__file__, "dedup.sql"), {"path": str(path), "domain": domain}
-    else:
-        parquet = pq.ParquetFile(path)
-        yield pa.RecordBatchReader.from_batches(parquet.schema_arrow,
-                                                parquet.iter_batches(batch_size=READ_ROWS))
+        sql, params = load_sql(__file__, "dedup.sql"), {"path": str(files[0]), "domain": domain}
+    else:  # the shards one after the other, each in its file order
+        schema = pq.ParquetFile(files[0]).schema_arrow
+        yield pa.RecordBatchReader.from_batches(schema, (
+            batch for path in files
+            for batch in pq.ParquetFile(path).iter_batches(batch_size=READ_ROWS)))
         return
     with duckdb.connect() as con:
         con.execute("SET threads TO 1")  # one thread: the same order on every build

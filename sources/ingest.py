@@ -1,14 +1,16 @@
 """Ingest: walk a source, run its reader(s), and write the three canonical tables.
 
-    {data}/raw_trajectories/domain=<d>/part-0.parquet
-    {data}/raw_turns/domain=<d>/part-0.parquet
-    {data}/ingest_quarantine/domain=<d>/part-0.parquet
+    {data}/raw_trajectories/domain=<d>/shard=<s>/part-0.parquet
+    {data}/raw_turns/domain=<d>/shard=<s>/part-0.parquet
+    {data}/ingest_quarantine/domain=<d>/shard=<s>/part-0.parquet
+
+(a source file's rows go to the shard its relative path hashes to: sources/shards.py).
 
 Each step is small: `iter_inputs` lists the files and run folders of a source in a fixed order
 (a folder that a run-folder reader claims is one input, with that reader), `choose_reader` picks
 the catalog's reader or detects one by content (once per input), `read_input` runs it over one
 input and converts any failure into quarantine, `to_rows` stamps a trajectory with its source,
-domain and content-hash IDs, and `write_tables` streams the rows into per-domain sinks, each
+domain and content-hash IDs, and `write_tables` streams the rows into per-shard sinks, each
 row written once (to a fresh file beside its partition, renamed into place, or merged when
 other sources' rows stay there: sources/source_merge.py). Counters
 are kept in `IngestStats` as the stream runs, so `records_read == turns_kept + quarantined` can be
@@ -39,6 +41,7 @@ from sources.schema import (
     Quarantine,
     Trajectory,
 )
+from sources.shards import DEFAULT_SHARDING, ShardConfig
 from sources.source_merge import RunOutput, merged_output
 from sources.storage import ParquetSink
 from sources.tables import INGEST_QUARANTINE, RAW_TRAJECTORIES, RAW_TURNS
@@ -341,21 +344,27 @@ def to_rows(
     return IngestedTrajectory(trajectory_row, turn_rows)
 
 
-class DomainSinks:
-    """One ParquetSink per (table, domain); the first row of a domain opens all three tables,
-    so every domain partition has all three files (an empty quarantine is a file too)."""
+class PartitionSinks:
+    """One ParquetSink per (table, domain, shard); the first row of a shard opens all three
+    tables, so every partition has all three files (an empty quarantine is a file too). A row
+    goes to the shard of its source file (`source_path`)."""
 
-    def __init__(self, output: RunOutput, stack: ExitStack) -> None:
+    def __init__(self, output: RunOutput, stack: ExitStack, shards: ShardConfig) -> None:
         self.output = output
         self.stack = stack
-        self.sinks: dict[tuple[str, str], ParquetSink] = {}
+        self.shards = shards
+        self.sinks: dict[tuple[str, str, str], ParquetSink] = {}
 
-    def get(self, table: str, domain: str) -> ParquetSink:
-        if (table, domain) not in self.sinks:
+    def get(self, table: str, domain: str, source_path: str) -> ParquetSink:
+        return self.open(table, domain, self.shards.shard_of(source_path))
+
+    def open(self, table: str, domain: str, shard: str) -> ParquetSink:
+        if (table, domain, shard) not in self.sinks:
             for name, schema in TABLE_SCHEMAS.items():
-                path = self.output.open_path(name, domain)
-                self.sinks[name, domain] = self.stack.enter_context(ParquetSink(path, schema))
-        return self.sinks[table, domain]
+                path = self.output.open_path(name, domain, shard)
+                self.sinks[name, domain, shard] = self.stack.enter_context(
+                    ParquetSink(path, schema))
+        return self.sinks[table, domain, shard]
 
 
 def write_tables(
@@ -365,6 +374,7 @@ def write_tables(
     on_trajectory: Callable[[IngestStats], None] | None = None,
     replace: bool = False,
     workers: int = 1,
+    shards: ShardConfig = DEFAULT_SHARDING,
 ) -> IngestStats:
     """Ingest every source into the canonical tables under `data_dir`.
 
@@ -373,23 +383,26 @@ def write_tables(
     unless `replace` (see `sources.source_merge`). `domains` lists partitions to write even when
     empty (a Dagster partition run names its own). A failure leaves the previous files in place.
     With `workers` > 1 the inputs are read in that many processes (sources/ingest_pool.py):
-    the same bytes, faster.
+    the same bytes, faster. `shards` says how many shards each domain is cut into.
     """
     stats = IngestStats()
     specs = list(specs)
     with merged_output(specs, data_dir, TABLE_SCHEMAS, replace) as output, ExitStack() as stack:
-        sinks = DomainSinks(output, stack)
+        sinks = PartitionSinks(output, stack, shards)
         pool = stack.enter_context(InputPool(PoolConfig(workers))) if workers > 1 else None
-        for domain in domains:
-            sinks.get(RAW_TURNS.name, domain)
+        for domain in domains:  # a named domain has its first shard even when empty
+            sinks.open(RAW_TURNS.name, domain, shards.keys[0])
         for spec in specs:
             for record in ingest_source(spec, stats, pool):
                 if isinstance(record, IngestedTrajectory):
-                    domain = record.trajectory["domain"]
-                    sinks.get(RAW_TRAJECTORIES.name, domain).write(record.trajectory)
-                    sinks.get(RAW_TURNS.name, domain).write_many(record.turns)
+                    row = record.trajectory
+                    domain, source_path = row["domain"], row["source_path"]
+                    sinks.get(RAW_TRAJECTORIES.name, domain, source_path).write(row)
+                    sinks.get(RAW_TURNS.name, domain, source_path).write_many(record.turns)
                     if on_trajectory is not None:
                         on_trajectory(stats)
                 else:
-                    sinks.get(INGEST_QUARANTINE.name, record.row["domain"]).write(record.row)
+                    row = record.row
+                    sinks.get(INGEST_QUARANTINE.name, row["domain"], row["source_path"]
+                              ).write(row)
     return stats

@@ -1,7 +1,8 @@
 """Many sources in one output: a write replaces the rows of the sources it ingests, no others.
 
-`worldtrace ingest A --out D` then `worldtrace ingest B --out D` keeps both A and B: each domain
-partition is rewritten as (its old rows of every other source) + (this run's rows), grouped by
+`worldtrace ingest A --out D` then `worldtrace ingest B --out D` keeps both A and B: each
+partition (a shard of a domain, sources/shards.py) is rewritten as (its old rows of every other
+source) + (this run's rows), grouped by
 source name in sorted order and re-chunked into fixed-size row groups, so re-ingesting a source
 gives byte-identical files whatever the order the sources were added in. IDs stay unique across
 sources (the source name is part of every trajectory ID). Each row is written once: a run's
@@ -39,6 +40,7 @@ from sources.storage import (
     owner_tag,
     partition_path,
     remove_stale_temps,
+    shard_keys,
 )
 
 MANIFEST_DIR = "_sources"  # leading "_": hive readers (DuckDB, pyarrow) skip it
@@ -153,31 +155,33 @@ def _write_chunk(
 
 
 class RunOutput:
-    """Where one run's sinks write: a fresh file beside each final partition file
-    (`.part-0.parquet.fresh-<pid>`, hidden from hive readers), written once. On success each
-    fresh file is renamed onto its partition when nothing else is to be kept there (the common
-    case: a first ingest, or a re-ingest of the same sources), else merged with the kept rows.
+    """Where one run's sinks write: a fresh file beside each final partition file (one shard of
+    a domain; `.part-0.parquet.fresh-<pid>`, hidden from hive readers), written once. On
+    success each fresh file is renamed onto its partition when nothing else is to be kept there
+    (the common case: a first ingest, or a re-ingest of the same sources), else merged with the
+    kept rows.
     """
 
     def __init__(self, data_dir: Path) -> None:
         self.data_dir = data_dir
-        self.written: set[tuple[str, str]] = set()
+        self.written: set[tuple[str, str, str]] = set()
 
-    def fresh_path(self, table: str, domain: str) -> Path:
-        final = partition_path(self.data_dir, table, domain)
+    def fresh_path(self, table: str, domain: str, shard: str) -> Path:
+        final = partition_path(self.data_dir, table, domain, shard)
         return final.with_name(f".{final.name}{FRESH_SUFFIX}{owner_tag()}")
 
-    def open_path(self, table: str, domain: str) -> Path:
+    def open_path(self, table: str, domain: str, shard: str) -> Path:
         """The fresh path a sink writes, remembered so that it is placed or dropped."""
-        self.written.add((table, domain))
-        return self.fresh_path(table, domain)
+        self.written.add((table, domain, shard))
+        return self.fresh_path(table, domain, shard)
 
-    def domains(self) -> set[str]:
-        return {domain for _, domain in self.written}
+    def partitions(self) -> set[tuple[str, str]]:
+        """(domain, shard) of every partition the run wrote."""
+        return {(domain, shard) for _, domain, shard in self.written}
 
     def discard(self) -> None:
-        for table, domain in self.written:
-            self.fresh_path(table, domain).unlink(missing_ok=True)
+        for table, domain, shard in self.written:
+            self.fresh_path(table, domain, shard).unlink(missing_ok=True)
 
 
 @contextlib.contextmanager
@@ -221,22 +225,24 @@ def merge_into(
     data_dir: Path, output: RunOutput, schemas: dict[str, pa.Schema],
     run: dict[str, dict[str, str]]
 ) -> None:
-    """Place every partition the run wrote into `data_dir`; a domain where the manifest records
-    one of this run's sources but the run wrote nothing loses that source's old rows all the
-    same.
+    """Place every partition the run wrote into `data_dir`; in a domain where the manifest
+    records one of this run's sources, every shard on disk loses that source's old rows
+    (the run's rows of it are in the shards it wrote; a changed shard count moves them).
 
     Only those domains are touched (other domains may be written by a concurrent partition run).
     """
-    touched = output.domains() | {
-        domain
-        for domain in recorded_domains(data_dir)
-        if set(load_manifest(data_dir, domain)) & set(run)
-    }
-    for domain in sorted(touched):
+    written = output.partitions()
+    recorded = {domain for domain in recorded_domains(data_dir)
+                if set(load_manifest(data_dir, domain)) & set(run)}
+    on_disk = {(domain, shard) for domain in recorded for table in schemas
+               for shard in shard_keys(data_dir, table, domain)}
+    touched = written | on_disk
+    for domain in sorted({domain for domain, _ in touched}):
         present: set[str] = set()
-        for table, schema in schemas.items():
-            fresh = output.fresh_path(table, domain)
-            final = partition_path(data_dir, table, domain)
-            present |= place_partition(final, fresh if fresh.is_file() else None, schema,
-                                       set(run))
+        for shard in sorted({s for d, s in touched if d == domain}):
+            for table, schema in schemas.items():
+                fresh = output.fresh_path(table, domain, shard)
+                final = partition_path(data_dir, table, domain, shard)
+                present |= place_partition(final, fresh if fresh.is_file() else None, schema,
+                                           set(run))
         write_manifest(data_dir, domain, run, present)

@@ -1,8 +1,9 @@
 """The storage base every stage writes and reads through.
 
-All tables live under one data directory, Parquet, hive-partitioned by domain:
-{data}/{table}/domain={d}/part-0.parquet. Writes are atomic: a reader never sees a half-written
-file (the final name appears only when the writer finishes; os.replace is atomic on one
+All tables live under one data directory, Parquet, hive-partitioned by domain, and the per-turn
+tables by domain and shard: {data}/{table}/domain={d}/part-0.parquet or
+{data}/{table}/domain={d}/shard={s}/part-0.parquet. Writes are atomic: a reader never sees a
+half-written file (the final name appears only when the writer finishes; os.replace is atomic on one
 filesystem), and a failed run leaves the previous version in place. Paths and values that go into
 SQL text are quoted here, and SQL files are read from beside the module that runs them.
 """
@@ -15,7 +16,7 @@ import os
 import re
 import shutil
 import socket
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -33,19 +34,43 @@ COMPRESSION = "zstd"
 
 # --- layout -------------------------------------------------------------------------------------
 
-def partition_dir(data_dir: Path | str, table: str, domain: str) -> Path:
-    """The folder of one domain partition of a table: {data}/{table}/domain={d}/."""
-    return Path(data_dir) / table / f"domain={domain}"
+def partition_dir(data_dir: Path | str, table: str, domain: str, shard: str | None = None
+                  ) -> Path:
+    """The folder of one partition of a table: {data}/{table}/domain={d}/, or
+    {data}/{table}/domain={d}/shard={s}/ for a sharded table."""
+    folder = Path(data_dir) / table / f"domain={domain}"
+    return folder if shard is None else folder / f"shard={shard}"
 
 
-def partition_path(data_dir: Path | str, table: str, domain: str) -> Path:
-    """The file of one domain partition of a table: {data}/{table}/domain={d}/part-0.parquet."""
-    return partition_dir(data_dir, table, domain) / PART_FILE
+def partition_path(data_dir: Path | str, table: str, domain: str, shard: str | None = None
+                   ) -> Path:
+    """The file of one partition of a table: {partition_dir}/part-0.parquet."""
+    return partition_dir(data_dir, table, domain, shard) / PART_FILE
 
 
-def table_glob(data_dir: Path | str, table: str) -> str:
-    """A glob over every domain partition of a table, for DuckDB's read_parquet."""
-    return str(Path(data_dir) / table / "domain=*" / PART_FILE)
+def table_glob(data_dir: Path | str, table: str, sharded: bool = False) -> str:
+    """A glob over every partition of a table (every shard of every domain), for DuckDB's
+    read_parquet."""
+    return domain_glob(data_dir, table, "*", sharded)
+
+
+def domain_glob(data_dir: Path | str, table: str, domain: str, sharded: bool = False) -> str:
+    """A glob over one domain's partition (every shard of it, for a sharded table)."""
+    return str(partition_path(data_dir, table, domain, "*" if sharded else None))
+
+
+def shard_keys(data_dir: Path | str, table: str, domain: str) -> list[str]:
+    """The shards of one domain present on disk (a folder `shard=<s>` with its part file), in
+    shard order (numeric keys by number)."""
+    folder = partition_dir(data_dir, table, domain)
+    keys = [child.name.removeprefix("shard=") for child in folder.glob("shard=*")
+            if (child / PART_FILE).is_file()] if folder.is_dir() else []
+    return sorted(keys, key=shard_order)
+
+
+def shard_order(key: str) -> tuple[int, int | str]:
+    """Sort key of a shard: numbers by value, before any other name."""
+    return (0, int(key)) if key.isdigit() else (1, key)
 
 
 # --- atomic writes ------------------------------------------------------------------------------
@@ -112,6 +137,7 @@ def remove_stale_temps(data_dir: Path | str, tables: list[str]) -> list[Path]:
     candidates = list(data_dir.glob(f"{STAGING_PREFIX}*"))
     for table in tables:
         candidates += (data_dir / table).glob("domain=*/.*")
+        candidates += (data_dir / table).glob("domain=*/shard=*/.*")
     removed = [path for path in sorted(candidates) if _stale(path)]
     for path in removed:
         _remove(path)
@@ -216,6 +242,19 @@ class ParquetSink:
 
 # --- SQL ----------------------------------------------------------------------------------------
 
+Files = Path | str | Sequence[Path]  # one Parquet file, or the files of every shard of a domain
+
+
+def file_list(files: Files) -> list[str]:
+    """The file(s) as a list of strings: what DuckDB's read_parquet($param) takes."""
+    return [str(files)] if isinstance(files, (str, Path)) else [str(f) for f in files]
+
+
+def row_count(files: Files) -> int:
+    """Rows in the file(s), from the Parquet footers."""
+    return sum(pq.read_metadata(f).num_rows for f in file_list(files))
+
+
 def sql_literal(value: object) -> str:
     """A SQL string literal of `value` (single quotes doubled)."""
     return "'" + str(value).replace("'", "''") + "'"
@@ -229,8 +268,11 @@ def sql_path(path: Path | str) -> str:
 def parquet_view(con: duckdb.DuckDBPyConnection, view: str, path: Path | str,
                  file_row_number: bool = False) -> None:
     """Name the Parquet file or glob `path` as the temporary view `view` of `con` (a view
-    cannot take bound parameters, so the path is quoted here, once, for every stage)."""
-    options = ", file_row_number = true" if file_row_number else ""
+    cannot take bound parameters, so the path is quoted here, once, for every stage). The
+    view has the file's columns only: no hive column from the folder names (a `shard=<s>`
+    folder would add one; every table holds its own domain column)."""
+    options = ", hive_partitioning = false"
+    options += ", file_row_number = true" if file_row_number else ""
     con.execute(f"CREATE TEMP VIEW {view} AS SELECT * FROM read_parquet({sql_path(path)}{options})")
 
 

@@ -5,18 +5,19 @@ Each check returns a `CheckOutcome`: whether it passed and the numbers behind th
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from sources.storage import CheckOutcome, load_sql, scalar_query
+from sources.storage import CheckOutcome, Files, file_list, load_sql, row_count, scalar_query
 
 
-def schema_matches(path: Path, expected: pa.Schema) -> CheckOutcome:
-    """The file's columns and types are exactly the canonical schema's."""
-    actual = pq.read_schema(path)
+def schema_matches(path: Files, expected: pa.Schema) -> CheckOutcome:
+    """The file's columns and types are exactly the canonical schema's (every shard's)."""
+    schemas = [pq.read_schema(file) for file in file_list(path)]
+    if not schemas:
+        raise FileNotFoundError(f"{path}: no file to check")
+    actual = next((s for s in schemas if s != schemas[0]), schemas[0])  # one that differs
     differences = [
         f"{field_.name}: expected {field_.type}, got "
         f"{actual.field(field_.name).type if field_.name in actual.names else 'missing'}"
@@ -32,41 +33,42 @@ def schema_matches(path: Path, expected: pa.Schema) -> CheckOutcome:
     )
 
 
-def unique_turn_keys(turns_path: Path) -> CheckOutcome:
-    """No (trajectory_id, turn_index) pair appears twice."""
-    duplicates = scalar_query(load_sql(__file__, "duplicate_turn_keys.sql"), path=str(turns_path))
+def unique_turn_keys(turns_path: Files) -> CheckOutcome:
+    """No (trajectory_id, turn_index) pair appears twice (across every shard given)."""
+    duplicates = scalar_query(load_sql(__file__, "duplicate_turn_keys.sql"),
+                              path=file_list(turns_path))
     return CheckOutcome(duplicates == 0, "(trajectory_id, turn_index) is unique",
                         {"duplicate_keys": duplicates})
 
 
-def contiguous_turn_indices(turns_path: Path) -> CheckOutcome:
+def contiguous_turn_indices(turns_path: Files) -> CheckOutcome:
     """Every trajectory's turns are numbered 0..n-1 with no gap."""
-    gaps = scalar_query(load_sql(__file__, "turn_index_gaps.sql"), path=str(turns_path))
+    gaps = scalar_query(load_sql(__file__, "turn_index_gaps.sql"), path=file_list(turns_path))
     return CheckOutcome(gaps == 0, "turn_index runs 0..n-1 in every trajectory",
                         {"trajectories_with_gaps": gaps})
 
 
-def turn_counts_match(trajectories_path: Path, turns_path: Path) -> CheckOutcome:
+def turn_counts_match(trajectories_path: Files, turns_path: Files) -> CheckOutcome:
     """Every trajectory row's n_turns equals its number of turn rows."""
     mismatched = scalar_query(
-        load_sql(__file__, "turn_counts_match.sql"), trajectories=str(trajectories_path),
-        turns=str(turns_path)
+        load_sql(__file__, "turn_counts_match.sql"), trajectories=file_list(trajectories_path),
+        turns=file_list(turns_path)
     )
     return CheckOutcome(mismatched == 0, "n_turns equals the number of turn rows",
                         {"mismatched_trajectories": mismatched})
 
 
-def partition_not_empty(turns_path: Path, sources_configured: int) -> CheckOutcome:
+def partition_not_empty(turns_path: Files, sources_configured: int) -> CheckOutcome:
     """A domain with configured sources must have turns."""
-    rows = pq.read_metadata(turns_path).num_rows
+    rows = row_count(turns_path)
     return CheckOutcome(rows > 0 or sources_configured == 0,
                         "a domain with sources has at least one turn",
                         {"turns": rows, "sources_configured": sources_configured})
 
 
 def rows_reconcile(
-    turns_path: Path,
-    quarantine_path: Path,
+    turns_path: Files,
+    quarantine_path: Files,
     turns_kept: int,
     quarantined: int,
     records_read: int,
@@ -78,12 +80,12 @@ def rows_reconcile(
     of sources ingested by earlier runs (see `sources.source_merge`).
     """
     if sources is None:
-        turn_rows = pq.read_metadata(turns_path).num_rows
-        quarantine_rows = pq.read_metadata(quarantine_path).num_rows
+        turn_rows = row_count(turns_path)
+        quarantine_rows = row_count(quarantine_path)
     else:
         sql = load_sql(__file__, "source_rows.sql")
-        turn_rows = scalar_query(sql, path=str(turns_path), sources=sources)
-        quarantine_rows = scalar_query(sql, path=str(quarantine_path), sources=sources)
+        turn_rows = scalar_query(sql, path=file_list(turns_path), sources=sources)
+        quarantine_rows = scalar_query(sql, path=file_list(quarantine_path), sources=sources)
     passed = (records_read == turns_kept + quarantined and turn_rows == turns_kept
               and quarantine_rows == quarantined)
     return CheckOutcome(
@@ -93,13 +95,13 @@ def rows_reconcile(
     )
 
 
-def only_catalog_sources(trajectories_path: Path, catalog_sources: list[str]) -> CheckOutcome:
+def only_catalog_sources(trajectories_path: Files, catalog_sources: list[str]) -> CheckOutcome:
     """Every source with trajectories in the partition is one the catalog names. Ingest
     replaces only the sources it reads, so the rows of a source since removed from the catalog
     (or ingested by a separate run into the same data dir) stay: this names them."""
     with duckdb.connect() as connection:
         outside = connection.execute(load_sql(__file__, "sources_outside_catalog.sql"),
-                                     {"path": str(trajectories_path),
+                                     {"path": file_list(trajectories_path),
                                       "sources": list(catalog_sources)}).fetchall()
     named = ", ".join(f"{source} ({count} trajectories)" for source, count in outside)
     description = (f"sources in the partition but not in the catalog: {named}" if outside

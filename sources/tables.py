@@ -5,6 +5,7 @@ schema whose fields carry their description in metadata), how it is partitioned 
 files live under the one data directory:
 
     partitioned by domain   {data}/{folder}/domain={d}/part-0.parquet
+    by domain and shard     {data}/{folder}/domain={d}/shard={s}/part-0.parquet   (per-turn)
     one file                {data}/{folder}/{file}
     a folder                {data}/{folder}/            (a tokenizer, a model, a report)
 
@@ -14,7 +15,9 @@ table means importing the declaration from the layer that builds it, so the impo
 library never imports a layer above it, tests/test_imports.py) is also the data rule: a layer
 never reads a table built above it. Stages take paths from these objects, never from a table
 name written as a string; assets take their deps, column schema and previews from them
-(assets/table_metadata.py). The layout rule itself is sources/storage.py's.
+(assets/table_metadata.py). The layout rule itself is sources/storage.py's; which shard a
+source file goes to is sources/shards.py's. A reader of a whole domain (or of the whole table)
+of a sharded table reads every shard: `domain_glob` / `domain_files` (`glob` / `paths`).
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from sources.schema import (
     TURN_COLUMN_DOCS,
     TURN_SCHEMA,
 )
-from sources.storage import partition_path, table_glob
+from sources.storage import domain_glob, partition_path, shard_keys, table_glob
 
 DESCRIPTION = b"description"  # the field-metadata key of a column's description
 Storage = Literal["parquet", "folder"]
@@ -55,6 +58,7 @@ class Table:
     schema: pa.Schema | None = None  # column types; None for a folder that is not a table
     docs: dict[str, str] = field(default_factory=dict, repr=False)  # column -> description
     partitioned: bool = True  # by domain; else one file or one folder for all domains
+    sharded: bool = False  # by domain and shard (the per-turn tables)
     storage: Storage = "parquet"
     folder: str = ""  # under the data directory; default: the name
     file: str = ""  # the file of an unpartitioned Parquet table; default: {name}.parquet
@@ -67,6 +71,9 @@ class Table:
         undocumented = [n for n in (self.schema.names if self.schema else []) if n not in self.docs]
         if undocumented:
             raise ValueError(f"table {self.name}: columns without a description: {undocumented}")
+        if self.sharded and not (self.partitioned and self.storage == "parquet"):
+            raise ValueError(f"table {self.name}: only a domain-partitioned Parquet table "
+                             "is sharded")
         register(self)
 
     # --- where its files are ------------------------------------------------------------------
@@ -85,29 +92,58 @@ class Table:
         _record(self)
         return Path(data_dir) / self.folder_name
 
-    def path(self, data_dir: Path | str, domain: str | None = None) -> Path:
-        """The Parquet file: one domain's partition, or the one file of an unpartitioned table."""
+    def path(self, data_dir: Path | str, domain: str | None = None, shard: str | None = None
+             ) -> Path:
+        """The Parquet file: one partition (a domain, and a shard of a sharded table), or the
+        one file of an unpartitioned table."""
         if self.storage != "parquet":
             raise TypeError(f"table {self.name} is a folder; use .dir()")
         if self.partitioned:
             if domain is None:
                 raise TypeError(f"table {self.name} is partitioned by domain: name a domain")
+            if self.sharded != (shard is not None):
+                raise TypeError(f"table {self.name} is {'' if self.sharded else 'not '}sharded; "
+                                f"got shard {shard!r} (a whole domain: domain_glob, domain_files)")
             _record(self)
-            return partition_path(data_dir, self.folder_name, domain)
+            return partition_path(data_dir, self.folder_name, domain, shard)
         if domain is not None:
             raise TypeError(f"table {self.name} is not partitioned; got domain {domain!r}")
         return self.dir(data_dir) / (self.file or f"{self.name}.parquet")
 
     def glob(self, data_dir: Path | str) -> str:
-        """Every partition's file, for DuckDB's read_parquet."""
+        """Every partition's file (every shard of every domain), for DuckDB's read_parquet."""
         if not self.partitioned:
             return str(self.path(data_dir))
         _record(self)
-        return table_glob(data_dir, self.folder_name)
+        return table_glob(data_dir, self.folder_name, self.sharded)
+
+    def domain_glob(self, data_dir: Path | str, domain: str) -> str:
+        """One domain's files (every shard of it), for DuckDB's read_parquet."""
+        if not self.sharded:
+            return str(self.path(data_dir, domain))
+        _record(self)
+        return domain_glob(data_dir, self.folder_name, domain, sharded=True)
+
+    def shards(self, data_dir: Path | str, domain: str) -> list[str]:
+        """The shards of a domain present on disk, in order ([] for an unsharded table)."""
+        if not self.sharded:
+            return []
+        _record(self)
+        return shard_keys(data_dir, self.folder_name, domain)
+
+    def domain_files(self, data_dir: Path | str, domain: str) -> list[Path]:
+        """One domain's files present, in shard order."""
+        if not self.sharded:
+            return [p for p in [self.path(data_dir, domain)] if p.exists()]
+        return [self.path(data_dir, domain, s) for s in self.shards(data_dir, domain)]
+
+    def has(self, data_dir: Path | str, domain: str) -> bool:
+        """True when the domain's partition (at least one shard of it) is on disk."""
+        return bool(self.domain_files(data_dir, domain))
 
     def paths(self, data_dir: Path | str, domains: tuple[str, ...] = DOMAINS) -> list[Path]:
-        """The partition files present, in domain order."""
-        return [p for p in (self.path(data_dir, d) for d in domains) if p.exists()]
+        """The partition files present, in domain order (then shard order)."""
+        return [p for d in domains for p in self.domain_files(data_dir, d)]
 
     # --- its columns --------------------------------------------------------------------------
 
@@ -191,13 +227,13 @@ RAW_TRAJECTORIES = Table(
     "raw_trajectories", "sources",
     "One row per trajectory read from the catalog's sources: task, system prompt, outcome, "
     "source file and position, the format's metadata as JSON.",
-    TRAJECTORY_SCHEMA, TRAJECTORY_COLUMN_DOCS, asset="raw_trajectories")
+    TRAJECTORY_SCHEMA, TRAJECTORY_COLUMN_DOCS, asset="raw_trajectories", sharded=True)
 RAW_TURNS = Table(
     "raw_turns", "sources",
     "One row per turn: the action the agent sent and the observation the environment returned, "
     "with their formats, the tool name, exit code and error flag where the format has them.",
-    TURN_SCHEMA, TURN_COLUMN_DOCS, order=("trajectory_id", "turn_index"))
+    TURN_SCHEMA, TURN_COLUMN_DOCS, order=("trajectory_id", "turn_index"), sharded=True)
 INGEST_QUARANTINE = Table(
     "ingest_quarantine", "sources",
     "One row per file or record no reader could read, with where in it and why.",
-    QUARANTINE_SCHEMA, QUARANTINE_COLUMN_DOCS)
+    QUARANTINE_SCHEMA, QUARANTINE_COLUMN_DOCS, sharded=True)

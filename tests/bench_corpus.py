@@ -17,7 +17,8 @@ from sources.catalog import make_spec
 from sources.factory.scale import generate_corpus
 from sources.ingest import write_tables
 from sources.schema import DOMAINS
-from sources.storage import partition_path, sql_path
+from sources.storage import sql_path
+from sources.tables import RAW_TRAJECTORIES
 
 
 def make_corpus(root: Path, trajectories: int = 8, seed: int = 5) -> Path:
@@ -35,6 +36,6 @@ def pools(data: Path, domain: str) -> tuple[list[str], list[str]]:
     with duckdb.connect() as con:
         ids = [row[0] for row in con.execute(
             "SELECT trajectory_id FROM read_parquet("
-            f"{sql_path(partition_path(data, 'raw_trajectories', domain))}) ORDER BY 1"
+            f"{sql_path(RAW_TRAJECTORIES.domain_glob(data, domain))}) ORDER BY 1"
         ).fetchall()]
     return ids[::2], ids[1::2]

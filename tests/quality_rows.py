@@ -11,6 +11,8 @@ import pyarrow.parquet as pq
 
 from sources.ingest import to_rows
 from sources.schema import TRAJECTORY_SCHEMA, TURN_SCHEMA, Trajectory, Turn
+from sources.shards import shard_of
+from sources.tables import RAW_TRAJECTORIES, RAW_TURNS
 
 Step = tuple[str, str] | tuple[str, str, dict]
 
@@ -27,19 +29,24 @@ def trajectory(task: str, steps: list[Step], position: str = "$") -> Trajectory:
 
 
 def write_partition(data_dir: Path, domain: str, trajectories: dict[str, Trajectory],
-                    source: str = "hand") -> tuple[Path, Path]:
-    """Write {data}/raw_turns and raw_trajectories for one domain; keys are source paths.
+                    source: str = "hand", shards: int = 1) -> tuple[Path, Path]:
+    """Write {data}/raw_turns and raw_trajectories for one domain; keys are source paths, and
+    a trajectory goes to the shard its source path hashes to (as ingest puts it).
 
-    Returns (turns_path, trajectories_path)."""
-    turn_rows, trajectory_rows = [], []
+    Returns (turns_path, trajectories_path) of the first shard."""
+    by_shard: dict[str, tuple[list, list]] = {"0": ([], [])}  # an empty domain: empty files
     for source_path, item in trajectories.items():
         rows = to_rows(item, source, domain, "hand_made", source_path)
+        turn_rows, trajectory_rows = by_shard.setdefault(shard_of(source_path, shards), ([], []))
         trajectory_rows.append(rows.trajectory)
         turn_rows.extend(rows.turns)
-    turns = Path(data_dir) / "raw_turns" / f"domain={domain}" / "part-0.parquet"
-    trajs = Path(data_dir) / "raw_trajectories" / f"domain={domain}" / "part-0.parquet"
-    for path, rows, schema in ((turns, turn_rows, TURN_SCHEMA),
-                               (trajs, trajectory_rows, TRAJECTORY_SCHEMA)):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)
-    return turns, trajs
+    written = []
+    for shard, (turn_rows, trajectory_rows) in sorted(by_shard.items()):
+        turns, trajs = RAW_TURNS.path(data_dir, domain, shard), RAW_TRAJECTORIES.path(
+            data_dir, domain, shard)
+        for path, rows, schema in ((turns, turn_rows, TURN_SCHEMA),
+                                   (trajs, trajectory_rows, TRAJECTORY_SCHEMA)):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)
+        written.append((turns, trajs))
+    return written[0]

@@ -28,7 +28,7 @@ def test_allocation_is_proportional_capped_and_redistributed() -> None:
 
 
 def _turns(data: Path, domain: str) -> dict[tuple[str, int], tuple[str, str]]:
-    path = sql_path(RAW_TURNS.path(data, domain))
+    path = sql_path(RAW_TURNS.path(data, domain, "0"))
     with duckdb.connect() as con:
         rows = con.execute(f"SELECT trajectory_id, turn_index, action, observation "
                            f"FROM read_parquet({path})").fetchall()
@@ -36,7 +36,7 @@ def _turns(data: Path, domain: str) -> dict[tuple[str, int], tuple[str, str]]:
 
 
 def _labels(data: Path, domain: str) -> dict[tuple[str, int], str]:
-    path = sql_path(TURN_LABELS.path(data, domain))
+    path = sql_path(TURN_LABELS.path(data, domain, "0"))
     with duckdb.connect() as con:
         rows = con.execute(f"SELECT trajectory_id, turn_index, category "
                            f"FROM read_parquet({path})").fetchall()

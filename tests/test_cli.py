@@ -27,7 +27,7 @@ def test_ingest_writes_partitions_and_reconciles(
     assert main(["ingest", str(traces_dir / "swe"), "--out", str(out), "--quiet"]) == 0
     summary = capsys.readouterr().out
     assert "5 trajectories, 25 turns, 0 quarantined; records read 25" in summary
-    turns = pq.read_table(out / "raw_turns" / "domain=swe" / "part-0.parquet")
+    turns = pq.read_table(out / "raw_turns" / "domain=swe" / "shard=0" / "part-0.parquet")
     assert turns.num_rows == 25  # sweagent 5 + 5 + 4, openhands 1, mini-swe 10
     assert sorted(set(turns["source_format"].to_pylist())) == [
         "miniswe_messages", "openhands_events", "sweagent_traj"]

@@ -30,7 +30,7 @@ def test_a_check_reruns_alone_on_the_table_on_disk(traces_dir: Path, tmp_path: P
     with pytest.raises(Exception, match="no PartitionsDefinition shared"):  # a CheckError
         job.execute_in_process(partition_key="terminal", instance=instance)
 
-    turns = tmp_path / "raw_turns" / "domain=terminal" / "part-0.parquet"
+    turns = tmp_path / "raw_turns" / "domain=terminal" / "shard=0" / "part-0.parquet"
     pq.write_table(pq.read_table(turns).drop_columns(["exit_code"]), turns)
     result = job.execute_in_process(instance=instance, raise_on_error=False,
                                     tags={CHECK_PARTITION_TAG: "terminal"})

@@ -33,7 +33,8 @@ def test_raw_traces_partition_materializes_with_passing_checks(
         for event in result.get_asset_materialization_events()
     }
     turns_meta = materializations["raw_turns"]
-    written = pq.read_metadata(tmp_path / "raw_turns" / f"domain={domain}" / "part-0.parquet")
+    written = pq.read_metadata(
+        tmp_path / "raw_turns" / f"domain={domain}" / "shard=0" / "part-0.parquet")
     assert turns_meta["dagster/row_count"].value == written.num_rows > 0
     # terminal: the fixture's terminal-bench run launched an agent that was not installed
     assert turns_meta["quarantined"].value == {"terminal": 1, "web": 0}[domain]
@@ -65,7 +66,7 @@ def test_selecting_raw_turns_alone_materializes_only_it(traces_dir: Path, tmp_pa
     assert {c.check_name for c in result.get_asset_check_evaluations()} == {
         "schema", "unique_turn_keys", "contiguous_turn_indices", "not_empty"}
     # the sibling tables are still written with it, so their IDs agree
-    assert (tmp_path / "raw_trajectories" / "domain=os" / "part-0.parquet").exists()
+    assert (tmp_path / "raw_trajectories" / "domain=os" / "shard=0" / "part-0.parquet").exists()
 
 
 def outside_catalog_warning(result: dg.ExecuteInProcessResult) -> str:
@@ -90,7 +91,7 @@ def test_partition_keeps_another_runs_source_and_warns_about_it(
     result = dg.materialize(INGEST, partition_key="os", resources={"storage": storage})
     assert result.success
     assert outside_catalog_warning(result).startswith("hand-copied (")
-    rows = pq.read_table(data / "raw_trajectories" / "domain=os").to_pylist()
+    rows = pq.read_table(data / "raw_trajectories" / "domain=os" / "shard=0").to_pylist()
     sources = sorted({row["source"] for row in rows})
     assert "hand-copied" in sources and len(sources) == 2
     (event,) = [e for e in result.get_asset_materialization_events()
@@ -109,7 +110,7 @@ def test_a_source_removed_from_the_catalog_is_named_by_a_warning(
     storage = WorldtraceStorage(data_dir=str(data), catalog=str(catalog))
     first = dg.materialize(INGEST, partition_key="os", resources={"storage": storage})
     assert all(c.passed for c in first.get_asset_check_evaluations())
-    retired = pq.read_table(data / "raw_trajectories" / "domain=os").to_pylist()
+    retired = pq.read_table(data / "raw_trajectories" / "domain=os" / "shard=0").to_pylist()
     count = sum(row["source"] == "retired" for row in retired)
     catalog.write_text(example, encoding="utf-8")
     second = dg.materialize(INGEST, partition_key="os", resources={"storage": storage})

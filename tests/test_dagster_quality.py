@@ -42,8 +42,10 @@ def test_quality_assets_materialize_on_fixtures_with_passing_checks(
     signature_columns = {c.name: c.description for c in dedup["signatures_schema"].schema.columns}
     assert set(signature_columns) == {"trajectory_id", "kind", "n_shingles", "signature"}
     assert all(signature_columns.values())
-    labels = pq.read_table(tmp_path / "turn_labels" / f"domain={domain}" / "part-0.parquet")
-    turns = pq.read_metadata(tmp_path / "raw_turns" / f"domain={domain}" / "part-0.parquet")
+    labels = pq.read_table(
+        tmp_path / "turn_labels" / f"domain={domain}" / "shard=0" / "part-0.parquet")
+    turns = pq.read_metadata(
+        tmp_path / "raw_turns" / f"domain={domain}" / "shard=0" / "part-0.parquet")
     assert labels.num_rows == turns.num_rows > 0
     weights = labels["loss_weight"].to_pylist()
     assert all(0.0 <= weight <= 1.0 for weight in weights)
@@ -63,8 +65,10 @@ def test_webarena_pages_that_did_not_change_are_unchanged(traces_dir: Path, tmp_
     """render_16.html: the agent's actions failed to parse (`none`), so the OpenStreetMap page
     stayed the same after every one of them."""
     assert materialize_fixtures(tmp_path, "web").success
-    turns = pq.read_table(tmp_path / "raw_turns" / "domain=web" / "part-0.parquet").to_pylist()
-    labels = pq.read_table(tmp_path / "turn_labels" / "domain=web" / "part-0.parquet").to_pylist()
+    turns = pq.read_table(
+        tmp_path / "raw_turns" / "domain=web" / "shard=0" / "part-0.parquet").to_pylist()
+    labels = pq.read_table(
+        tmp_path / "turn_labels" / "domain=web" / "shard=0" / "part-0.parquet").to_pylist()
     category = {(row["trajectory_id"], row["turn_index"]): row["category"] for row in labels}
     for previous, turn in itertools.pairwise(turns):
         same_trajectory = previous["trajectory_id"] == turn["trajectory_id"]

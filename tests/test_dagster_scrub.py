@@ -33,7 +33,7 @@ def test_scrubbed_traces_replace_fixture_emails_and_pass_the_blocking_check(
                 for e in result.get_asset_materialization_events()}
     assert metadata["scrubbed_turns"]["replaced"].value > 0
     assert "email" in metadata["scrub_findings"]["replaced_per_kind"].value
-    turns = pq.read_table(tmp_path / "scrubbed_turns" / "domain=mcp" / "part-0.parquet")
-    raw = pq.read_metadata(tmp_path / "raw_turns" / "domain=mcp" / "part-0.parquet")
+    turns = pq.read_table(tmp_path / "scrubbed_turns" / "domain=mcp" / "shard=0" / "part-0.parquet")
+    raw = pq.read_metadata(tmp_path / "raw_turns" / "domain=mcp" / "shard=0" / "part-0.parquet")
     assert turns.num_rows == raw.num_rows
     assert "<EMAIL_1>" in "\n".join(turns["observation"].to_pylist())

@@ -39,7 +39,7 @@ def test_every_fixture_ingests(traces_dir: Path, tmp_path: Path) -> None:
         assert row["records_read"] == row["turns"] + row["quarantined"]
     # every domain has turns, keys are unique and contiguous
     for domain in ("mcp", "search", "terminal", "swe", "android", "web", "os"):
-        turns_path = tmp_path / "raw_turns" / f"domain={domain}" / "part-0.parquet"
+        turns_path = tmp_path / "raw_turns" / f"domain={domain}" / "shard=0" / "part-0.parquet"
         assert pq.read_metadata(turns_path).num_rows > 0, domain
         assert unique_turn_keys(turns_path).passed
         assert contiguous_turn_indices(turns_path).passed
@@ -161,7 +161,7 @@ def test_missing_source_path_is_quarantined(tmp_path: Path) -> None:
 def test_failed_write_keeps_the_previous_file(traces_dir: Path, tmp_path: Path) -> None:
     spec = make_spec("os", traces_dir / "os", "os")
     write_tables([spec], tmp_path)
-    target = tmp_path / "raw_turns" / "domain=os" / "part-0.parquet"
+    target = tmp_path / "raw_turns" / "domain=os" / "shard=0" / "part-0.parquet"
     before = target.read_bytes()
 
     class Boom(Exception):

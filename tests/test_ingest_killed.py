@@ -93,7 +93,7 @@ def test_killed_ingest_rerun_gives_the_same_bytes_and_leaves_nothing(tmp_path: P
 
 
 def test_a_live_process_and_another_host_keep_their_files(tmp_path: Path) -> None:
-    partition = tmp_path / "raw_turns" / "domain=swe"
+    partition = tmp_path / "raw_turns" / "domain=swe" / "shard=0"
     partition.mkdir(parents=True)
     host = socket.gethostname()
     mine = partition / f".part-0.parquet.fresh-{host}-{os.getppid()}"  # the parent is alive
@@ -134,7 +134,7 @@ def test_killed_feature_step_rerun_gives_the_same_bytes(tmp_path: Path) -> None:
     spec = make_spec(source_name("terminal"), corpus / "terminal" / source_name("terminal"),
                      "terminal")
     write_tables([spec], tmp_path / "data")
-    turns = partition_path(tmp_path / "data", "raw_turns", "terminal")
+    turns = partition_path(tmp_path / "data", "raw_turns", "terminal", "0")
     clean, out = tmp_path / "clean" / "part-0.parquet", tmp_path / "out" / "part-0.parquet"
     compute_turn_features(turns, clean, FeatureConfig(batch_rows=5))
     pid = _killed_when_stalled(KILLED_FEATURES, turns, out)

@@ -20,7 +20,7 @@ SWE_FILES = ("sweagent/function_calling_simple.traj", "openhands/basic.json")
 
 def _sources(out: Path, domain: str = "swe") -> dict[str, int]:
     """Trajectories per source in one domain partition of `out`."""
-    rows = pq.read_table(out / "raw_trajectories" / f"domain={domain}").to_pylist()
+    rows = pq.read_table(out / "raw_trajectories" / f"domain={domain}" / "shard=0").to_pylist()
     counts: dict[str, int] = {}
     for row in rows:
         counts[row["source"]] = counts.get(row["source"], 0) + 1
@@ -54,7 +54,7 @@ def test_two_sources_into_one_output_keep_both(
     assert main(["ingest", str(alpha), "--out", str(out), "--quiet"]) == 0
     assert main(["ingest", str(beta), "--out", str(out), "--quiet"]) == 0
     assert _sources(out) == {"alpha": 1, "beta": 1}
-    turns = pq.read_table(out / "raw_turns" / "domain=swe").to_pylist()
+    turns = pq.read_table(out / "raw_turns" / "domain=swe" / "shard=0").to_pylist()
     assert {row["source"] for row in turns} == {"alpha", "beta"}
     assert len({(r["trajectory_id"], r["turn_index"]) for r in turns}) == len(turns)
     assert set(load_manifest(out, "swe")) == {"alpha", "beta"}
@@ -82,7 +82,7 @@ def test_same_name_from_another_path_is_refused(traces_dir: Path, tmp_path: Path
     assert main(["ingest", str(beta), "--source", "runs", "--out", str(out), "--quiet"]) == 2
 
     write_tables([make_spec("runs", beta)], out, replace=True)
-    (row,) = pq.read_table(out / "raw_trajectories" / "domain=swe").to_pylist()
+    (row,) = pq.read_table(out / "raw_trajectories" / "domain=swe" / "shard=0").to_pylist()
     assert (row["source"], row["source_path"]) == ("runs", "basic.json")
     assert load_manifest(out, "swe")["runs"]["path"] == str(beta.absolute())
 

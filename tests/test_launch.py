@@ -37,10 +37,10 @@ def test_summary_shows_rows_categories_and_where_things_are(traces_dir: Path,
     specs = [s for s in load_catalog(REPO_ROOT / "sources.example.toml", tmp_path)
              if s.domain == "swe"]
     write_tables(specs, tmp_path, domains=["swe"])
-    compute_turn_features(RAW_TURNS.path(tmp_path, "swe"),
-                          TURN_FEATURES.path(tmp_path, "swe"))
-    label_turns(TURN_FEATURES.path(tmp_path, "swe"),
-                TURN_LABELS.path(tmp_path, "swe"), load_policy())
+    compute_turn_features(RAW_TURNS.path(tmp_path, "swe", "0"),
+                          TURN_FEATURES.path(tmp_path, "swe", "0"))
+    label_turns(TURN_FEATURES.path(tmp_path, "swe", "0"),
+                TURN_LABELS.path(tmp_path, "swe", "0"), load_policy())
     (tmp_path / "leaderboard").mkdir()
     (tmp_path / "leaderboard" / "models_vs_baselines.md").write_text(
         "Scores:\n\n| domain |\n\n- rl_model: 20.00 overall, +9.00 vs untrained_model\n")
@@ -48,7 +48,7 @@ def test_summary_shows_rows_categories_and_where_things_are(traces_dir: Path,
                    "/home/x/.dagster_home")
     assert "- rl_model: 20.00 overall, +9.00 vs untrained_model" in text.splitlines()
     turns = next(line for line in text.splitlines() if line.startswith("raw_turns"))
-    rows = pq.read_metadata(RAW_TURNS.path(tmp_path, "swe")).num_rows
+    rows = pq.read_metadata(RAW_TURNS.path(tmp_path, "swe", "0")).num_rows
     assert turns.split()[-1] == f"{rows:,}" and rows > 0
     assert "12 checks passed, 0 failed" in text
     assert "Turn categories" in text and "swe" in text

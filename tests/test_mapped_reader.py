@@ -52,7 +52,7 @@ def test_mapped_layout_ingests_without_python(tmp_path: Path) -> None:
     stats = write_tables(specs, tmp_path / "data")
     counts = stats.counts("annotation-traces")
     assert (counts.trajectories, counts.turns, counts.quarantined) == (1, 3, 0)
-    turns = pq.read_table(tmp_path / "data" / "raw_turns" / "domain=swe").to_pylist()
+    turns = pq.read_table(tmp_path / "data" / "raw_turns" / "domain=swe" / "shard=0").to_pylist()
     assert [turn["action"] for turn in turns] == [
         "cd packages/tldraw && npm run build 2>&1 | head -100",
         "cd packages/tldraw && npx tsc --noEmit 2>&1 | "
@@ -66,7 +66,8 @@ def test_mapped_layout_ingests_without_python(tmp_path: Path) -> None:
     assert {(t["action_kind"], t["observation_format"], t["source_format"]) for t in turns} == {
         ("shell", "stdout", "mapped")
     }
-    (row,) = pq.read_table(tmp_path / "data" / "raw_trajectories" / "domain=swe").to_pylist()
+    (row,) = pq.read_table(
+        tmp_path / "data" / "raw_trajectories" / "domain=swe" / "shard=0").to_pylist()
     assert row["task"].startswith("I've received a bug report that TldrawEditor")
     metadata = json.loads(row["metadata"])
     assert metadata["steps_left_out"] == 2  # begin_interaction and search_string

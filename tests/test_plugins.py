@@ -114,6 +114,7 @@ def test_an_installed_reader_is_listed_and_ingests(plugin_path: Path, tmp_path: 
     out = tmp_path / "data"
     result = worldtrace(plugin_path, "ingest", str(log), "--out", str(out), "--quiet")
     assert "1 trajectories, 2 turns, 0 quarantined" in result.stdout
-    turns = pq.read_table(out / "raw_turns" / "domain=terminal" / "part-0.parquet").to_pylist()
+    turns = pq.read_table(
+        out / "raw_turns" / "domain=terminal" / "shard=0" / "part-0.parquet").to_pylist()
     assert [(t["action"], t["observation"], t["source_format"]) for t in turns] == [
         ("ls", "a.txt\nb.txt", "pipe_log"), ("ls | wc -l", "2", "pipe_log")]

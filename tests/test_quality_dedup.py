@@ -113,8 +113,8 @@ def test_candidates_are_confirmed_exactly(tmp_path):
 
 def test_outputs_are_byte_identical(result, tmp_path):
     _, _, _, _, root = result
-    turns = root / "raw_turns" / "domain=swe" / "part-0.parquet"
-    trajectories = root / "raw_trajectories" / "domain=swe" / "part-0.parquet"
+    turns = root / "raw_turns" / "domain=swe" / "shard=0" / "part-0.parquet"
+    trajectories = root / "raw_trajectories" / "domain=swe" / "shard=0" / "part-0.parquet"
     dedup_trajectories(trajectories, turns, tmp_path / "again")
     for name in ("trajectory_dedup.parquet", "duplicate_pairs.parquet", "signatures.parquet"):
         assert ((root / "out" / "trajectory_dedup" / name).read_bytes()

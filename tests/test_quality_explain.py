@@ -85,8 +85,8 @@ def stage(traces_dir, tmp_path_factory) -> Path:
 
 
 def _rows(data: Path, table: str) -> list[dict]:
-    return [row for domain in DOMAINS if partition_path(data, table, domain).exists()
-            for row in pq.read_table(partition_path(data, table, domain)).to_pylist()]
+    return [row for domain in DOMAINS if partition_path(data, table, domain, "0").exists()
+            for row in pq.read_table(partition_path(data, table, domain, "0")).to_pylist()]
 
 
 def test_every_row_names_its_rule_and_the_values_it_read(stage):
@@ -136,11 +136,11 @@ def test_a_conservative_weight_for_ambiguous_turns_changes_only_them(stage, tmp_
     policy, default = load_policy(tmp_path / "policy.toml"), load_policy()
     changed = 0
     for domain in DOMAINS:
-        features = TURN_FEATURES.path(stage, domain)
+        features = TURN_FEATURES.path(stage, domain, "0")
         if not features.exists():
             continue
         label_turns(features, tmp_path / f"{domain}.parquet", policy)
-        before = pq.read_table(TURN_LABELS.path(stage, domain)).to_pylist()
+        before = pq.read_table(TURN_LABELS.path(stage, domain, "0")).to_pylist()
         after = pq.read_table(tmp_path / f"{domain}.parquet").to_pylist()
         for old, new in zip(before, after, strict=True):
             assert new["category"] == old["category"] and new["rule"] == old["rule"]
@@ -156,7 +156,7 @@ def test_a_conservative_weight_for_ambiguous_turns_changes_only_them(stage, tmp_
 
 
 def test_labels_are_deterministic(stage, tmp_path):
-    features = TURN_FEATURES.path(stage, "mcp")
+    features = TURN_FEATURES.path(stage, "mcp", "0")
     digests = set()
     for k in range(2):
         label_turns(features, tmp_path / f"{k}.parquet")

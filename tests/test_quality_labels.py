@@ -113,7 +113,7 @@ def test_real_fixture_categories(traces_dir, tmp_path):
 
     def categories(domain: str, source: str) -> list[str]:
         labels = pq.read_table(tmp_path / "quality" / "turn_labels" / f"domain={domain}"
-                               / "part-0.parquet").to_pylist()
+                               / "shard=0" / "part-0.parquet").to_pylist()
         return [r["category"] for r in labels if r["source"] == source]
 
     # WebArena: the same OpenStreetMap page three times; the two repeats did not change
@@ -131,19 +131,19 @@ def test_real_fixture_categories(traces_dir, tmp_path):
     # (quarantined by the reader) and nothing of the harness's keystrokes is labelled
     assert categories("terminal", "terminal-tbench") == []
     preview = examples_markdown(
-        tmp_path / "quality" / "turn_labels" / "domain=web" / "part-0.parquet",
-        tmp_path / "data" / "raw_turns" / "domain=web" / "part-0.parquet")
+        tmp_path / "quality" / "turn_labels" / "domain=web" / "shard=0" / "part-0.parquet",
+        tmp_path / "data" / "raw_turns" / "domain=web" / "shard=0" / "part-0.parquet")
     assert "| unchanged |" in preview and "OpenStreetMap" in preview
     # mini-swe observations start with <returncode>: the UI (CommonMark) shows each cell as
     # written, leading XML element included, not as an HTML tag that vanishes
     swe_preview = examples_markdown(
-        tmp_path / "quality" / "turn_labels" / "domain=swe" / "part-0.parquet",
-        tmp_path / "data" / "raw_turns" / "domain=swe" / "part-0.parquet")
+        tmp_path / "quality" / "turn_labels" / "domain=swe" / "shard=0" / "part-0.parquet",
+        tmp_path / "data" / "raw_turns" / "domain=swe" / "shard=0" / "part-0.parquet")
     assert ui_problems(swe_preview) == []
     shown = [row[3] for row in rendered_table(swe_preview)]
     assert any(cell.startswith("<returncode>") for cell in shown), shown
     observations = {(r["trajectory_id"], r["turn_index"]): r["observation"] for r in pq.read_table(
-        tmp_path / "data" / "raw_turns" / "domain=swe" / "part-0.parquet").to_pylist()}
+        tmp_path / "data" / "raw_turns" / "domain=swe" / "shard=0" / "part-0.parquet").to_pylist()}
     for _, turn, _, observation in rendered_table(swe_preview):
         trajectory_id, index = turn.rsplit("#", 1)
         written = observations[(trajectory_id, int(index))].replace("\n", "⏎")

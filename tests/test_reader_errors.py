@@ -68,7 +68,7 @@ def test_a_reader_bug_stops_the_run_and_keeps_the_tables(
     shutil.copy(traces_dir / ATIF, source / ATIF.name)
     data = tmp_path / "data"
     write_tables([make_spec("runs", source, "terminal", "atif")], data)
-    turns = data / "raw_turns" / "domain=terminal" / "part-0.parquet"
+    turns = data / "raw_turns" / "domain=terminal" / "shard=0" / "part-0.parquet"
     before = turns.read_bytes()
     assert pq.read_metadata(turns).num_rows > 0
     with_bug = Registry("reader", {**READERS.targets(),
@@ -78,5 +78,5 @@ def test_a_reader_bug_stops_the_run_and_keeps_the_tables(
     with pytest.raises(ReaderBug, match="buggy_atif"):
         write_tables([make_spec("runs", source, "terminal", "buggy_atif")], data)
     assert turns.read_bytes() == before  # nothing half-written, nothing counted as bad data
-    quarantine = data / "ingest_quarantine" / "domain=terminal" / "part-0.parquet"
+    quarantine = data / "ingest_quarantine" / "domain=terminal" / "shard=0" / "part-0.parquet"
     assert pq.read_metadata(quarantine).num_rows == 0

@@ -42,7 +42,7 @@ def data_dir(traces_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path
     write_tables(specs, data, domains=DOMAINS_USED)
     policy = load_policy()
     for domain in DOMAINS_USED:
-        path = lambda table, d=domain: partition_path(data, table, d)  # noqa: E731
+        path = lambda table, d=domain: partition_path(data, table, d, "0")  # noqa: E731
         compute_turn_features(path("raw_turns"), path("turn_features"))
         label_turns(path("turn_features"), path("turn_labels"), policy)
         scrub_partition(path("raw_trajectories"), path("raw_turns"),
@@ -90,7 +90,7 @@ def test_card_has_front_matter_and_the_statistics(release: Path) -> None:
 
 
 def test_no_email_of_the_fixtures_survives(data_dir: Path, release: Path) -> None:
-    raw = pq.read_table(RAW_TURNS.path(data_dir, "mcp"))["observation"]
+    raw = pq.read_table(RAW_TURNS.path(data_dir, "mcp", "0"))["observation"]
     published = pq.read_table(release / "data/turns/mcp-00000-of-00001.parquet")["observation"]
     assert any("@mcp.com" in text for text in raw.to_pylist())
     assert not any("@mcp.com" in text for text in published.to_pylist())

@@ -70,7 +70,7 @@ def test_trajectory_turns_are_read_in_order_from_scrubbed_turns(tmp_path):
     rows = [("b", 1, "x1", "y1"), ("a", 1, "a1", "o1"), ("a", 0, "a0", "o0"), ("c", 0, "z", "z")]
     table = pa.table({name: [r[i] for r in rows] for i, name in
                       enumerate(["trajectory_id", "turn_index", "action", "observation"])})
-    path = SCRUBBED_TURNS.path(tmp_path, "terminal")
+    path = SCRUBBED_TURNS.path(tmp_path, "terminal", "0")
     path.parent.mkdir(parents=True)
     write_parquet(table, path)
     assert read_trajectory_turns(tmp_path, "terminal", ["a", "b"]) == {

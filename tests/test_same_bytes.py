@@ -21,47 +21,47 @@ from sources.ingest import write_tables
 from sources.schema import DOMAINS
 
 EXPECTED_SHA256 = {
-    "ingest_quarantine/domain=android/part-0.parquet":
+    "ingest_quarantine/domain=android/shard=0/part-0.parquet":
         "ec930aec8062798ec48bfd93c24caaf2c3ae170db6722636706fa7e0dc61d59a",
-    "ingest_quarantine/domain=mcp/part-0.parquet":
+    "ingest_quarantine/domain=mcp/shard=0/part-0.parquet":
         "73fd5d6517b49abc504513920c7651c3e6763e42c95c09234b75cb11a0f0a8e2",
-    "ingest_quarantine/domain=os/part-0.parquet":
+    "ingest_quarantine/domain=os/shard=0/part-0.parquet":
         "ecf995d34cb5083951a3e0451216f05695e302ed2a2c8d8929551209e280b62c",
-    "ingest_quarantine/domain=search/part-0.parquet":
+    "ingest_quarantine/domain=search/shard=0/part-0.parquet":
         "ed7ba94bd8b474d649913d4a70bc23b8803ade4914f273ea360c6f2bcae2576f",
-    "ingest_quarantine/domain=swe/part-0.parquet":
+    "ingest_quarantine/domain=swe/shard=0/part-0.parquet":
         "80c12e1fc54675a376d4cfe1e77691915581db2d0352a99074401852251e6aff",
-    "ingest_quarantine/domain=terminal/part-0.parquet":
+    "ingest_quarantine/domain=terminal/shard=0/part-0.parquet":
         "b418987796cf923359f1c515db4244c7761b5636eec23d6f805c5e9a36f3a033",
-    "ingest_quarantine/domain=web/part-0.parquet":
+    "ingest_quarantine/domain=web/shard=0/part-0.parquet":
         "2d9c736ca28d94baf7ce93c5eaea6eee8f71ba5d128e42291b6981feeda04428",
-    "raw_trajectories/domain=android/part-0.parquet":
+    "raw_trajectories/domain=android/shard=0/part-0.parquet":
         "251e19205c9ff923183745abd5c78dcc81a8bcaa96d88d5ee22cd48fd8fe7c55",
-    "raw_trajectories/domain=mcp/part-0.parquet":
+    "raw_trajectories/domain=mcp/shard=0/part-0.parquet":
         "8fb863af05a9bcd702478ee1fed2f3305d02eb0fdef3e652c3b54a5928cb1600",
-    "raw_trajectories/domain=os/part-0.parquet":
+    "raw_trajectories/domain=os/shard=0/part-0.parquet":
         "63f54bd4c2d6b3a7e623d509d3ee814485fa1bf2f0b79853611bf37fb35e31f5",
-    "raw_trajectories/domain=search/part-0.parquet":
+    "raw_trajectories/domain=search/shard=0/part-0.parquet":
         "01882e0ae84b67452dcceea4bbe1d0ed8a414433a5f989161ed57905e0608a3b",
-    "raw_trajectories/domain=swe/part-0.parquet":
+    "raw_trajectories/domain=swe/shard=0/part-0.parquet":
         "e7f716aad552a4cc20b5bfef0db9ca5f9a868c1e33aa2af2358fcb1a04a5512f",
-    "raw_trajectories/domain=terminal/part-0.parquet":
+    "raw_trajectories/domain=terminal/shard=0/part-0.parquet":
         "4f178aead214021a038a5f599dba5b87ceaef86b6cfe533278bb51d4dcd976fe",
-    "raw_trajectories/domain=web/part-0.parquet":
+    "raw_trajectories/domain=web/shard=0/part-0.parquet":
         "e4cd247ff8145cfd713f66a523e07521ff4110e8a43ab4dcea55a9b55c8660b5",
-    "raw_turns/domain=android/part-0.parquet":
+    "raw_turns/domain=android/shard=0/part-0.parquet":
         "84fd83839370e2815c6fa2f367d589e652f42c8600bcb526f6e3369d2d7ae922",
-    "raw_turns/domain=mcp/part-0.parquet":
+    "raw_turns/domain=mcp/shard=0/part-0.parquet":
         "467cd168de92f4f626fcfbcb9c55ef8ba2a9e37855f5dd8a3a226201cc075a5c",
-    "raw_turns/domain=os/part-0.parquet":
+    "raw_turns/domain=os/shard=0/part-0.parquet":
         "11e8d648e96c47f5759d4662d9427d5f5faa394ece7de8b26def60696e78b759",
-    "raw_turns/domain=search/part-0.parquet":
+    "raw_turns/domain=search/shard=0/part-0.parquet":
         "2d5000966ca59b396631307a0b6bca26b031567c3d06f4ce7c1b62fafe914c80",
-    "raw_turns/domain=swe/part-0.parquet":
+    "raw_turns/domain=swe/shard=0/part-0.parquet":
         "bdf45c1446632887b04d8279de6592b15be6e19a8bfe7b9370977417a11d44a3",
-    "raw_turns/domain=terminal/part-0.parquet":
+    "raw_turns/domain=terminal/shard=0/part-0.parquet":
         "c0536873ad2014716ef113c1095f102e07d0f9a96e704da4d2b8b61014da83e1",
-    "raw_turns/domain=web/part-0.parquet":
+    "raw_turns/domain=web/shard=0/part-0.parquet":
         "8c7fe34e35ce192e0ded042922434891670fca0821b757b82be582ba8be3531f",
 }
 

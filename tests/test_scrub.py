@@ -86,18 +86,18 @@ def fixture_tables(traces_dir: Path, tmp_path_factory: pytest.TempPathFactory) -
 
 
 def scrub(data: Path, out: Path, domain: str):
-    return scrub_partition(RAW_TRAJECTORIES.path(data, domain),
-                           RAW_TURNS.path(data, domain),
-                           SCRUBBED_TRAJECTORIES.path(out, domain),
-                           SCRUBBED_TURNS.path(out, domain),
-                           SCRUB_FINDINGS.path(out, domain))
+    return scrub_partition(RAW_TRAJECTORIES.path(data, domain, "0"),
+                           RAW_TURNS.path(data, domain, "0"),
+                           SCRUBBED_TRAJECTORIES.path(out, domain, "0"),
+                           SCRUBBED_TURNS.path(out, domain, "0"),
+                           SCRUB_FINDINGS.path(out, domain, "0"))
 
 
 def plant(data: Path, out: Path, domain: str) -> list[tuple[str, str, str]]:
     """Copy one domain's raw tables with every planted value put into real text, spread over
     task, system prompt, metadata, actions and observations of several trajectories."""
-    trajectories = pq.read_table(RAW_TRAJECTORIES.path(data, domain))
-    turns = pq.read_table(RAW_TURNS.path(data, domain))
+    trajectories = pq.read_table(RAW_TRAJECTORIES.path(data, domain, "0"))
+    turns = pq.read_table(RAW_TURNS.path(data, domain, "0"))
     trajectory_rows, turn_rows = trajectories.to_pylist(), turns.to_pylist()
     first_turn = {}
     for index, row in enumerate(turn_rows):
@@ -122,14 +122,14 @@ def plant(data: Path, out: Path, domain: str) -> list[tuple[str, str, str]]:
                 turn["observation"] = f"{text}\n" + turn["observation"]
     for name, rows, schema in (("raw_trajectories", trajectory_rows, trajectories.schema),
                                ("raw_turns", turn_rows, turns.schema)):
-        path = partition_path(out, name, domain)
+        path = partition_path(out, name, domain, "0")
         path.parent.mkdir(parents=True, exist_ok=True)
         pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)
     return planted
 
 
 def all_text(out: Path, domain: str) -> str:
-    tables = [pq.read_table(partition_path(out, name, domain))
+    tables = [pq.read_table(partition_path(out, name, domain, "0"))
               for name in ("scrubbed_trajectories", "scrubbed_turns", "scrub_findings")]
     return "\n".join(str(value) for table in tables for column in table.columns
                      for value in column.to_pylist())
@@ -147,8 +147,8 @@ def test_real_fixtures_give_only_personal_data_hits(fixture_tables: Path, tmp_pa
 
 def test_unflagged_text_is_left_byte_identical(fixture_tables: Path, tmp_path: Path) -> None:
     scrub(fixture_tables, tmp_path, "swe")
-    raw = pq.read_table(RAW_TURNS.path(fixture_tables, "swe"))
-    scrubbed = pq.read_table(SCRUBBED_TURNS.path(tmp_path, "swe"))
+    raw = pq.read_table(RAW_TURNS.path(fixture_tables, "swe", "0"))
+    scrubbed = pq.read_table(SCRUBBED_TURNS.path(tmp_path, "swe", "0"))
     assert scrubbed.schema == raw.schema
     assert raw.equals(scrubbed)  # the swe fixtures (hex ids, diffs, versions) hold nothing to hide
 
@@ -166,23 +166,24 @@ def test_every_planted_kind_is_replaced_and_counted(fixture_tables: Path, tmp_pa
     for line in planted_values()[12][1].splitlines():  # not one line of the private key
         assert line not in published
     assert stats.kinds - baseline == Counter(kind for kind, _, _ in planted)
-    findings = pq.read_table(SCRUB_FINDINGS.path(tmp_path / "scrubbed", domain))
+    findings = pq.read_table(SCRUB_FINDINGS.path(tmp_path / "scrubbed", domain, "0"))
     assert findings.num_rows == stats.replaced == sum(baseline.values()) + len(planted)
     assert set(findings["field"].to_pylist()) >= {"task", "system_prompt", "metadata", "action",
                                                    "observation"}
-    for row in pq.read_table(SCRUBBED_TRAJECTORIES.path(tmp_path / "scrubbed", domain)).to_pylist():
+    for row in pq.read_table(
+        SCRUBBED_TRAJECTORIES.path(tmp_path / "scrubbed", domain, "0")).to_pylist():
         json.loads(row["metadata"])  # still JSON after scrubbing
     outcome = nothing_left_to_scrub(
-        SCRUBBED_TRAJECTORIES.path(tmp_path / "scrubbed", domain),
-        SCRUBBED_TURNS.path(tmp_path / "scrubbed", domain))
+        SCRUBBED_TRAJECTORIES.path(tmp_path / "scrubbed", domain, "0"),
+        SCRUBBED_TURNS.path(tmp_path / "scrubbed", domain, "0"))
     assert outcome.passed, outcome.figures
 
 
 def test_second_pass_check_fails_on_unscrubbed_tables(fixture_tables: Path,
                                                       tmp_path: Path) -> None:
     plant(fixture_tables, tmp_path, "terminal")
-    outcome = nothing_left_to_scrub(RAW_TRAJECTORIES.path(tmp_path, "terminal"),
-                                    RAW_TURNS.path(tmp_path, "terminal"))
+    outcome = nothing_left_to_scrub(RAW_TRAJECTORIES.path(tmp_path, "terminal", "0"),
+                                    RAW_TURNS.path(tmp_path, "terminal", "0"))
     assert not outcome.passed
     assert outcome.figures["residual_findings"] >= len(planted_values())
 

@@ -89,15 +89,15 @@ def test_pipeline_replaces_every_shape_in_a_real_terminal_observation(
                  domains=["terminal"])
     session, planted = terminal_session()
     observation = (traces_dir / PANE).read_text() + session
-    turns_path = RAW_TURNS.path(raw, "terminal")
+    turns_path = RAW_TURNS.path(raw, "terminal", "0")
     turns = pq.read_table(turns_path).to_pylist()
     turns[0]["observation"] = observation
     pq.write_table(pa.Table.from_pylist(turns, schema=pq.read_schema(turns_path)), turns_path)
 
     out = tmp_path / "out"
-    paths = [partition_path(out, name, "terminal")
+    paths = [partition_path(out, name, "terminal", "0")
              for name in ("scrubbed_trajectories", "scrubbed_turns", "scrub_findings")]
-    stats = scrub_partition(RAW_TRAJECTORIES.path(raw, "terminal"), turns_path,
+    stats = scrub_partition(RAW_TRAJECTORIES.path(raw, "terminal", "0"), turns_path,
                             *paths)
     scrubbed = pq.read_table(paths[1]).to_pylist()[0]["observation"]
     assert [value for _, value in planted if value in scrubbed] == []

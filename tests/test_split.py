@@ -28,6 +28,7 @@ from assets.splits import (
 from quality.split import SplitConfig, group_key, split_trajectories, stable_fraction
 from quality.stage import dedup_across_partitions
 from sources.factory.scale_text import jaccard
+from sources.tables import RAW_TURNS
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 WORDS = [f"w{i}" for i in range(4000)]
@@ -75,8 +76,9 @@ def split(tmp_path_factory):
             for r in pq.read_table(data / "trajectory_split" / f"domain={d}" / "part-0.parquet")
             .to_pylist()]
     names = {r["trajectory_id"]: r["source_path"] for d in ("terminal", "swe")
-             for r in pq.read_table(data / "raw_trajectories" / f"domain={d}" / "part-0.parquet",
-                                    columns=["trajectory_id", "source_path"]).to_pylist()}
+             for r in pq.read_table(
+                 data / "raw_trajectories" / f"domain={d}" / "shard=0" / "part-0.parquet",
+                 columns=["trajectory_id", "source_path"]).to_pylist()}
     texts = {names[tid]: t for tid, t in _texts(data).items()}
     return data, stats, {names[r["trajectory_id"]]: r for r in rows}, texts, names
 
@@ -85,7 +87,7 @@ def _texts(data: Path) -> dict[str, str]:
     import duckdb
     rows = duckdb.sql(f"""
         SELECT trajectory_id, string_agg(observation, '\n' ORDER BY turn_index)
-        FROM read_parquet('{data}/raw_turns/*/part-0.parquet') GROUP BY ALL""").fetchall()
+        FROM read_parquet('{RAW_TURNS.glob(data)}') GROUP BY ALL""").fetchall()
     return dict(rows)
 
 

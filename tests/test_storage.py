@@ -28,8 +28,8 @@ SCHEMA = pa.schema([("trajectory_id", pa.string()), ("n", pa.int64())])
 
 
 def test_layout_is_hive_partitioned_by_domain(tmp_path: Path) -> None:
-    assert RAW_TURNS.path(tmp_path, "os") == (
-        tmp_path / "raw_turns" / "domain=os" / "part-0.parquet")
+    assert RAW_TURNS.path(tmp_path, "os", "0") == (
+        tmp_path / "raw_turns" / "domain=os" / "shard=0" / "part-0.parquet")
     assert partition_dir(str(tmp_path), "raw_turns", "os") == tmp_path / "raw_turns" / "domain=os"
     for domain, n in (("os", 1), ("web", 2)):
         write_parquet(pa.table({"n": [n]}), partition_path(tmp_path, "t", domain))

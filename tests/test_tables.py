@@ -32,7 +32,10 @@ def test_a_column_without_a_description_is_refused() -> None:
 
 def test_paths_follow_the_declared_layout(tmp_path) -> None:
     turns = tables.table("raw_turns")
-    assert turns.path(tmp_path, "swe") == tmp_path / "raw_turns" / "domain=swe" / "part-0.parquet"
+    assert turns.path(tmp_path, "swe", "0") == (
+        tmp_path / "raw_turns" / "domain=swe" / "shard=0" / "part-0.parquet")
+    with pytest.raises(TypeError, match="sharded"):
+        turns.path(tmp_path, "swe")
     signatures = tables.table("dedup_signatures")
     assert signatures.path(tmp_path) == tmp_path / "trajectory_dedup" / "signatures.parquet"
     with pytest.raises(TypeError, match="partitioned"):
@@ -70,5 +73,5 @@ def test_each_step_reads_only_the_tables_its_asset_declares(curated_pipeline) ->
 def test_the_recording_sees_an_undeclared_read(tmp_path) -> None:
     """The check can fail: locating a table inside a recording names it."""
     with tables.recording() as located:
-        tables.table("turn_labels").path(tmp_path, "mcp")
+        tables.table("turn_labels").path(tmp_path, "mcp", "0")
     assert located == {"turn_labels"}

@@ -104,9 +104,9 @@ def read_episodes(data_dir: Path, domain: str, pool: str = "train") -> Iterator[
     """The episodes of one pool of one domain, by trajectory_id (streamed from DuckDB)."""
     # The scrubbed tables (same schema as the raw ones): no secret or personal datum is
     # rendered into a corpus, a model or a release.
-    paths = {t.name: t.path(data_dir, domain)
-             for t in (TRAJECTORY_SPLIT, SCRUBBED_TRAJECTORIES, SCRUBBED_TURNS, TURN_LABELS)}
-    missing = [str(p) for p in paths.values() if not p.exists()]
+    tables = (TRAJECTORY_SPLIT, SCRUBBED_TRAJECTORIES, SCRUBBED_TURNS, TURN_LABELS)
+    paths = {t.name: t.domain_glob(data_dir, domain) for t in tables}
+    missing = [paths[t.name] for t in tables if not t.has(data_dir, domain)]
     if missing:
         raise FileNotFoundError(f"{domain}: missing tables {missing}")
     con = duckdb.connect()

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pyarrow.parquet as pq
-
 from bench.tables import AGENTWORLDBENCH, BENCH_SCORES, LEADERBOARD
 from quality.labels import category_shares
 from quality.tables import SCRUB_FINDINGS, SCRUBBED_TURNS, TRAJECTORY_SPLIT, TURN_LABELS
 from sources.schema import DOMAINS
+from sources.storage import row_count
 from sources.tables import INGEST_QUARANTINE, RAW_TRAJECTORIES, RAW_TURNS
 from training.tables import CPT_CORPUS, RL_SPLIT, SFT_SPLIT
 
@@ -25,8 +24,7 @@ def rows_table(data_dir: Path) -> list[str]:
     width = max(len(d) for d in DOMAINS) + 2
     lines = [f"{'table':<20}" + "".join(f"{d:>{width + 4}}" for d in DOMAINS) + f"{'all':>10}"]
     for table in TABLES:
-        counts = [pq.read_metadata(path).num_rows
-                  if (path := table.path(data_dir, d)).exists() else None
+        counts = [row_count(files) if (files := table.domain_files(data_dir, d)) else None
                   for d in DOMAINS]
         if any(count is not None for count in counts):
             cells = "".join(f"{'-' if c is None else f'{c:,}':>{width + 4}}" for c in counts)
@@ -35,7 +33,7 @@ def rows_table(data_dir: Path) -> list[str]:
 
 
 def category_lines(data_dir: Path) -> list[str]:
-    if not any(TURN_LABELS.path(data_dir, d).exists() for d in DOMAINS):
+    if not TURN_LABELS.paths(data_dir):
         return []
     rows = [list(row.values()) for row in category_shares(
         TURN_LABELS.glob(data_dir), CATEGORIES, digits=6)]

@@ -60,9 +60,9 @@ def train_turns(data_dir: Path, domain: str) -> list[tuple[str, str, str]]:
     """(action, previous observation, observation) of every train-pool turn of a domain, from
     the scrubbed turns (what a published score may show)."""
     split = TRAJECTORY_SPLIT.path(data_dir, domain)
-    turns = SCRUBBED_TURNS.path(data_dir, domain)
-    for path in (split, turns):
-        if not path.exists():
+    turns = SCRUBBED_TURNS.domain_glob(data_dir, domain)
+    for path, there in ((split, split.exists()), (turns, SCRUBBED_TURNS.has(data_dir, domain))):
+        if not there:
             raise PredictorSetupError(f"{path} is missing: the retrieval baseline indexes the "
                                       "train pool of the data directory")
     with duckdb.connect() as con:

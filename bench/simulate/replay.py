@@ -97,10 +97,11 @@ def _add(found: SessionSet, session_id: str, source: str, turns: Sequence[Turn])
 
 
 def _from_data_dir(data_dir: Path) -> SessionSet:
-    turns_path, split_path = SCRUBBED_TURNS.path(data_dir, DOMAIN), TRAJECTORY_SPLIT.path(
-        data_dir, DOMAIN)
-    for path in (turns_path, split_path):
-        if not path.exists():
+    turns_path = SCRUBBED_TURNS.domain_glob(data_dir, DOMAIN)
+    split_path = TRAJECTORY_SPLIT.path(data_dir, DOMAIN)
+    for path, there in ((turns_path, SCRUBBED_TURNS.has(data_dir, DOMAIN)),
+                        (split_path, split_path.exists())):
+        if not there:
             raise SessionsError(f"{path} is missing: --replay DIR reads the bench pool of the "
                                 "data directory's MCP trajectories")
     found = SessionSet()

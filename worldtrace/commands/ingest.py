@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from sources.catalog import make_spec
 from sources.ingest import IngestStats, write_tables
 from sources.readers import get_reader
 from sources.schema import DOMAINS
+from sources.shards import DEFAULT_SHARDS, ShardConfig
 from sources.source_merge import SourceConflict
 
 USER_ERRORS = (SourceConflict,)  # a source name already in --out from another path
@@ -29,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
         bar.update(1)
 
     stats = write_tables([spec], Path(args.out), on_trajectory=advance, replace=args.replace,
-                         workers=args.workers)
+                         workers=args.workers, shards=ShardConfig(args.shards))
     bar.close()
     for row in stats.as_table():
         print(
@@ -59,6 +61,10 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--workers", type=int, default=1,
                         help="processes reading the inputs (the output is the same bytes)")
+    parser.add_argument("--shards", type=int,
+                        default=int(os.environ.get("WORLDTRACE_SHARDS") or DEFAULT_SHARDS),
+                        help="shards per domain: a file goes to the shard its path hashes to "
+                             "(default $WORLDTRACE_SHARDS, else 1)")
     parser.add_argument(
         "--replace",
         action="store_true",

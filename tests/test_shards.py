@@ -1,0 +1,233 @@
+"""Shards (issue 17): a domain's per-turn tables cut into shards by a hash of each source file's
+path; per-turn work stays in its shard, and the cross-shard steps (dedup, decontamination in the
+split) read every shard, so a corpus cut into several shards gives the rows of one shard.
+
+Generated corpora (one file per trajectory, with planted exact and near copies) are ingested
+with one shard and with three, through the library and through Dagster; hand-made trajectories
+put a near-duplicate pair, and the split's leaks, over different shards.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+from pathlib import Path
+
+import dagster as dg
+import pyarrow.parquet as pq
+import pytest
+from quality_rows import trajectory, write_partition
+from test_split import corpus as leaky_corpus
+
+from assets.ingest import raw_traces
+from assets.quality import trajectory_dedup, turn_features, turn_labels
+from assets.resources import WorldtraceStorage
+from assets.scrub import scrubbed_traces
+from assets.splits import trajectory_split
+from quality.sharded import CORPUS_COLUMNS
+from quality.split import SplitConfig, split_trajectories
+from quality.stage import dedup_across_partitions, run_quality_stage
+from quality.tables import (
+    DUPLICATE_PAIRS,
+    SCRUB_FINDINGS,
+    SCRUBBED_TRAJECTORIES,
+    SCRUBBED_TURNS,
+    TRAJECTORY_DEDUP,
+    TRAJECTORY_SPLIT,
+    TURN_FEATURES,
+)
+from sources.catalog import make_spec
+from sources.factory.scale import generate_corpus, source_name
+from sources.ingest import write_tables
+from sources.shards import ShardConfig, shard_of
+from sources.tables import INGEST_QUARANTINE, RAW_TRAJECTORIES, RAW_TURNS, Table
+from worldtrace.cli import main
+
+DOMAINS_USED = ("terminal", "swe")
+PER_DOMAIN = 24  # enough for the generator to plant exact and near copies
+SHARDS = 3
+ROW_KEYS = ("trajectory_id", "turn_index", "source_path", "position", "field", "placeholder")
+
+
+def rows(table: Table, data: Path, domain: str, drop: tuple[str, ...] = ()) -> list[dict]:
+    """Every row of a domain over all its shards, in a shard-independent order."""
+    found = [{k: v for k, v in row.items() if k not in drop}
+             for path in table.domain_files(data, domain)
+             for row in pq.read_table(path).to_pylist()]
+    return sorted(found, key=lambda r: tuple(str(r.get(k)) for k in ROW_KEYS))
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory) -> dict:
+    """A generated corpus ingested with 1 and with SHARDS shards, the quality stage and the
+    split run on each."""
+    root = tmp_path_factory.mktemp("shards")
+    corpus = root / "corpus"
+    generate_corpus(corpus, DOMAINS_USED, PER_DOMAIN, seed=11)
+    specs = [make_spec(source_name(d), corpus / d / source_name(d), d) for d in DOMAINS_USED]
+    out = {"corpus": corpus, "specs": specs}
+    for shards in (1, SHARDS):
+        data = root / f"data-{shards}"
+        write_tables(specs, data, shards=ShardConfig(shards))
+        run_quality_stage(data, data, DOMAINS_USED)
+        split_trajectories(data, list(DOMAINS_USED), SplitConfig(bench_share=0.5))
+        out[shards] = data
+    return out
+
+
+def test_shard_of_is_stable_and_spread() -> None:
+    paths = [f"run-{i:04d}/trajectory.json" for i in range(400)]
+    first = [shard_of(p, 4) for p in paths]
+    assert first == [shard_of(p, 4) for p in paths]  # the same on every call
+    counts = {s: first.count(s) for s in "0123"}
+    assert set(first) == set("0123") and min(counts.values()) > 60, counts
+    assert {shard_of(p, 1) for p in paths} == {"0"}
+    assert ShardConfig(3).keys == ["0", "1", "2"]
+    with pytest.raises(ValueError, match="at least 1"):
+        ShardConfig(0)
+
+
+def test_ingest_puts_each_file_in_its_shard_and_keeps_every_row(generated) -> None:
+    sharded = generated[SHARDS]
+    for domain in DOMAINS_USED:
+        assert RAW_TURNS.shards(sharded, domain) == ["0", "1", "2"]
+        assert RAW_TURNS.shards(generated[1], domain) == ["0"]
+        for shard in RAW_TRAJECTORIES.shards(sharded, domain):
+            paths = pq.read_table(RAW_TRAJECTORIES.path(sharded, domain, shard),
+                                  columns=["source_path"])["source_path"].to_pylist()
+            assert paths and {shard_of(p, SHARDS) for p in paths} == {shard}
+        for table in (RAW_TRAJECTORIES, RAW_TURNS, INGEST_QUARANTINE):
+            assert rows(table, sharded, domain) == rows(table, generated[1], domain)
+
+
+def test_per_turn_steps_give_the_rows_of_one_shard(generated) -> None:
+    for domain in DOMAINS_USED:
+        assert TURN_FEATURES.shards(generated[SHARDS], domain) == ["0", "1", "2"]
+        for table in (SCRUBBED_TRAJECTORIES, SCRUBBED_TURNS, SCRUB_FINDINGS):
+            assert rows(table, generated[SHARDS], domain) == rows(table, generated[1], domain)
+        # every feature but the three counted over the partition a step reads (per shard)
+        assert rows(TURN_FEATURES, generated[SHARDS], domain, CORPUS_COLUMNS) == rows(
+            TURN_FEATURES, generated[1], domain, CORPUS_COLUMNS)
+        assert rows(TURN_FEATURES, generated[SHARDS], domain) != rows(
+            TURN_FEATURES, generated[1], domain)  # what is left to make cross-shard
+
+
+def test_cross_shard_steps_give_the_same_bytes(generated) -> None:
+    """Dedup reads every shard; the split's decontamination compares stored signatures."""
+    for table in (TRAJECTORY_DEDUP, DUPLICATE_PAIRS):
+        assert table.path(generated[SHARDS]).read_bytes() == table.path(generated[1]).read_bytes()
+    for domain in DOMAINS_USED:
+        assert (TRAJECTORY_SPLIT.path(generated[SHARDS], domain).read_bytes()
+                == TRAJECTORY_SPLIT.path(generated[1], domain).read_bytes())
+    # and the planted copies it found lie in different shards
+    shard = {r["trajectory_id"]: shard_of(r["source_path"], SHARDS)
+             for d in DOMAINS_USED for r in rows(RAW_TRAJECTORIES, generated[SHARDS], d)}
+    pairs = pq.read_table(DUPLICATE_PAIRS.path(generated[SHARDS])).to_pylist()
+    assert any(shard[p["id_a"]] != shard[p["id_b"]] for p in pairs), pairs
+
+
+def test_adding_files_never_moves_old_ones(generated, tmp_path) -> None:
+    corpus, data = tmp_path / "corpus", tmp_path / "data"
+    shutil.copytree(generated["corpus"], corpus)
+    shutil.copytree(generated[SHARDS], data)
+    folder = corpus / "terminal" / source_name("terminal")
+    first = sorted(folder.iterdir())[0]
+    added = folder / f"added-{first.name}"
+    shutil.copyfile(first, added)
+    before = {s: RAW_TURNS.path(data, "terminal", s).read_bytes()
+              for s in RAW_TURNS.shards(data, "terminal")}
+    spec = make_spec(source_name("terminal"), folder, "terminal")
+    write_tables([spec], data, shards=ShardConfig(SHARDS), replace=True)
+    (added_path,) = [r["source_path"] for r in rows(RAW_TRAJECTORIES, data, "terminal")
+                     if r["source_path"].endswith(added.name)]
+    new_shard = shard_of(added_path, SHARDS)
+    for shard, old in before.items():
+        now = RAW_TURNS.path(data, "terminal", shard).read_bytes()
+        assert (now == old) == (shard != new_shard), shard
+    old_rows = rows(RAW_TRAJECTORIES, generated[SHARDS], "terminal")
+    new_rows = rows(RAW_TRAJECTORIES, data, "terminal")
+    assert len(new_rows) == len(old_rows) + 1
+    assert [r for r in new_rows if r["source_path"] != added_path] == old_rows
+
+
+def test_a_near_duplicate_pair_over_two_shards_is_found(tmp_path) -> None:
+    rng = random.Random(5)
+    words = [f"w{i}" for i in range(3000)]
+    observation = " ".join(rng.choice(words) for _ in range(300))
+    names = [f"pair-{i}.json" for i in range(40)]
+    a = names[0]
+    b = next(n for n in names if shard_of(n, 2) != shard_of(a, 2))
+    edited = observation.replace(observation.split()[7], "changed", 1)
+    items = {a: trajectory("fix the build", [("make", observation), ("ls", "src tests")]),
+             b: trajectory("fix the build again", [("make", edited), ("ls", "src tests")])}
+    write_partition(tmp_path, "swe", items, shards=2)
+    assert RAW_TURNS.shards(tmp_path, "swe") == ["0", "1"]
+    stats = dedup_across_partitions(tmp_path, tmp_path, ["swe"])
+    assert stats.near_duplicates == 1 and stats.removed == 1
+    (pair,) = pq.read_table(DUPLICATE_PAIRS.path(tmp_path)).to_pylist()
+    ids = {r["source_path"]: r["trajectory_id"]
+           for r in rows(RAW_TRAJECTORIES, tmp_path, "swe")}
+    assert {pair["id_a"], pair["id_b"]} == {ids[a], ids[b]}
+
+
+def test_decontamination_holds_across_shards(tmp_path) -> None:
+    """test_split's corpus of leaks (near copies under other tasks), cut into 4 shards: the
+    split is the one-shard split, byte for byte, and leaks across shards were moved."""
+    items = leaky_corpus()
+    outputs = {}
+    for shards in (1, 4):
+        data = tmp_path / f"data-{shards}"
+        write_partition(data, "terminal", dict(list(items.items())[:60]), shards=shards)
+        write_partition(data, "swe", dict(list(items.items())[60:]), shards=shards)
+        dedup_across_partitions(data, data, ["terminal", "swe"])
+        split_trajectories(data, ["terminal", "swe"], SplitConfig(bench_share=0.5))
+        outputs[shards] = data
+    assert len(RAW_TURNS.shards(outputs[4], "swe")) == 4
+    for domain in ("terminal", "swe"):
+        assert (TRAJECTORY_SPLIT.path(outputs[4], domain).read_bytes()
+                == TRAJECTORY_SPLIT.path(outputs[1], domain).read_bytes())
+    split = [r for d in ("terminal", "swe")
+             for r in pq.read_table(TRAJECTORY_SPLIT.path(outputs[4], d)).to_pylist()]
+    shard = {r["trajectory_id"]: shard_of(r["source_path"], 4)
+             for d in ("terminal", "swe") for r in rows(RAW_TRAJECTORIES, outputs[4], d)}
+    moved = [r for r in split if r["pool"] == "contaminated"]
+    assert any(shard[r["trajectory_id"]] != shard[r["nearest_bench_id"]] for r in moved), moved
+
+
+def test_dagster_materializes_shards_with_the_rows_of_one(generated, tmp_path) -> None:
+    catalog = tmp_path / "sources.toml"
+    catalog.write_text("".join(
+        f'[[source]]\nname = "{spec.name}"\ndomain = "{spec.domain}"\nformat = "auto"\n'
+        f'path = "{spec.path}"\n\n' for spec in generated["specs"]), encoding="utf-8")
+    data = tmp_path / "data"
+    storage = WorldtraceStorage(data_dir=str(data), catalog=str(catalog),
+                                shards_per_domain=SHARDS)
+    for domain in DOMAINS_USED:
+        result = dg.materialize([raw_traces, turn_features, turn_labels, scrubbed_traces],
+                                partition_key=domain, resources={"storage": storage})
+        assert result.success
+        assert all(c.passed for c in result.get_asset_check_evaluations())
+        meta = {e.asset_key.to_user_string(): e.materialization.metadata
+                for e in result.get_asset_materialization_events()}
+        for name in ("raw_turns", "turn_labels", "scrubbed_turns"):
+            assert meta[name]["shards"].value == SHARDS
+            assert meta[name]["dagster/row_count"].value == len(
+                rows(RAW_TURNS, generated[1], domain))
+            assert "| 2 |" in meta[name]["rows_per_shard"].value
+    assert dg.materialize([trajectory_dedup, trajectory_split], resources={"storage": storage},
+                          run_config={"ops": {"trajectory_split": {"config": {
+                              "bench_share": 0.5}}}}).success
+    for domain in DOMAINS_USED:
+        for table in (RAW_TURNS, SCRUBBED_TURNS):
+            assert rows(table, data, domain) == rows(table, generated[1], domain)
+        assert (TRAJECTORY_SPLIT.path(data, domain).read_bytes()
+                == TRAJECTORY_SPLIT.path(generated[1], domain).read_bytes())
+
+
+def test_the_cli_ingests_into_shards(generated, tmp_path) -> None:
+    folder = generated["corpus"] / "swe" / source_name("swe")
+    out = tmp_path / "out"
+    assert main(["ingest", str(folder), "--domain", "swe", "--source", source_name("swe"),
+                 "--out", str(out), "--quiet", "--shards", str(SHARDS)]) == 0
+    assert RAW_TURNS.shards(out, "swe") == ["0", "1", "2"]
+    assert rows(RAW_TURNS, out, "swe") == rows(RAW_TURNS, generated[1], "swe")
