@@ -43,6 +43,16 @@ class DomainCheck:
         return dg.AssetCheckSeverity.WARN if self.warn else dg.AssetCheckSeverity.ERROR
 
 
+def _files(table: Table, data_dir: Path, domain: str) -> list[Path]:
+    """The domain's files of a table, every shard; none is an error (a check of a partition
+    that is not on disk fails its step, it never passes on nothing)."""
+    files = table.domain_files(data_dir, domain)
+    if not files:
+        raise FileNotFoundError(f"{table.domain_glob(data_dir, domain)}: no file of "
+                                f"{table.name} for {domain}")
+    return files
+
+
 def _catalog_sources(storage: WorldtraceStorage, domain: str) -> list[str]:
     return [spec.name for spec in storage.sources_for(domain)]
 
@@ -50,26 +60,26 @@ def _catalog_sources(storage: WorldtraceStorage, domain: str) -> list[str]:
 CHECKS: tuple[DomainCheck, ...] = (
     DomainCheck(RAW_TURNS, "schema", "Columns and types are exactly the canonical turn schema "
                 "(sources/tables.py); blocking: every published turn table derives from it.",
-                lambda d, p, s: table_checks.schema_matches(RAW_TURNS.domain_files(d, p),
+                lambda d, p, s: table_checks.schema_matches(_files(RAW_TURNS, d, p),
                                                             RAW_TURNS.schema), blocking=True),
     DomainCheck(RAW_TURNS, "unique_turn_keys",
                 "(trajectory_id, turn_index) is unique: no turn is read twice.",
-                lambda d, p, s: table_checks.unique_turn_keys(RAW_TURNS.domain_files(d, p))),
+                lambda d, p, s: table_checks.unique_turn_keys(_files(RAW_TURNS, d, p))),
     DomainCheck(RAW_TURNS, "contiguous_turn_indices",
                 "turn_index runs 0..n-1 in every trajectory, with no gap.",
-                lambda d, p, s: table_checks.contiguous_turn_indices(RAW_TURNS.domain_files(d, p))),
+                lambda d, p, s: table_checks.contiguous_turn_indices(_files(RAW_TURNS, d, p))),
     DomainCheck(RAW_TURNS, "not_empty", "A domain with configured sources has at least one turn.",
                 lambda d, p, s: table_checks.partition_not_empty(
-                    RAW_TURNS.domain_files(d, p), len(_catalog_sources(s, p)))),
+                    _files(RAW_TURNS, d, p), len(_catalog_sources(s, p)))),
     DomainCheck(RAW_TRAJECTORIES, "schema", "Columns and types are exactly the canonical "
                 "trajectory schema; blocking, like the turn schema.",
-                lambda d, p, s: table_checks.schema_matches(RAW_TRAJECTORIES.domain_files(d, p),
+                lambda d, p, s: table_checks.schema_matches(_files(RAW_TRAJECTORIES, d, p),
                                                             RAW_TRAJECTORIES.schema),
                 blocking=True),
     DomainCheck(RAW_TRAJECTORIES, "turn_counts_match",
                 "Every trajectory's n_turns equals its number of turn rows.",
-                lambda d, p, s: table_checks.turn_counts_match(RAW_TRAJECTORIES.domain_files(d, p),
-                                                               RAW_TURNS.domain_files(d, p))),
+                lambda d, p, s: table_checks.turn_counts_match(_files(RAW_TRAJECTORIES, d, p),
+                                                               _files(RAW_TURNS, d, p))),
     DomainCheck(RAW_TRAJECTORIES, "only_catalog_sources",
                 "Every source with trajectories in the partition is in the catalog. Ingest "
                 "replaces only the sources it reads, so the rows of a source removed from the "
@@ -78,28 +88,28 @@ CHECKS: tuple[DomainCheck, ...] = (
                 "blocking: rows another run put there may be wanted; delete the ones that are "
                 "not and re-materialize.",
                 lambda d, p, s: table_checks.only_catalog_sources(
-                    RAW_TRAJECTORIES.domain_files(d, p), _catalog_sources(s, p)), warn=True),
+                    _files(RAW_TRAJECTORIES, d, p), _catalog_sources(s, p)), warn=True),
     DomainCheck(TURN_FEATURES, "features_in_range",
                 "Shares and similarities (overlap, novelty, Jaccard) lie in [0, 1] or are null "
                 "where undefined, length ratios are >= 0, and every observation occurs in at "
                 "least its own trajectory (corpus_frequency >= 1).",
-                lambda d, p, s: quality_checks.features_in_range(TURN_FEATURES.domain_files(d, p))),
+                lambda d, p, s: quality_checks.features_in_range(_files(TURN_FEATURES, d, p))),
     DomainCheck(TURN_LABELS, "every_turn_labelled",
                 "Every raw turn has exactly one label row, and there is no extra.",
-                lambda d, p, s: quality_checks.every_turn_labelled(RAW_TURNS.domain_files(d, p),
-                                                                   TURN_LABELS.domain_files(d, p))),
+                lambda d, p, s: quality_checks.every_turn_labelled(_files(RAW_TURNS, d, p),
+                                                                   _files(TURN_LABELS, d, p))),
     DomainCheck(TURN_LABELS, "weights_in_unit_interval",
                 "loss_weight lies in [0, 1] and a category is set on every row; blocking: the "
                 "weights are published and train the models.",
                 lambda d, p, s: quality_checks.weights_in_unit_interval(
-                    TURN_LABELS.domain_files(d, p)),
+                    _files(TURN_LABELS, d, p)),
                 blocking=True),
     DomainCheck(SCRUBBED_TURNS, "nothing_left_to_scrub",
                 "A second scrubbing pass over scrubbed_trajectories and scrubbed_turns finds no "
                 "credential, e-mail address, phone number or IP address; blocking: nothing "
                 "downstream is built from a table that fails it.",
                 lambda d, p, s: quality_checks.nothing_left_to_scrub(
-                    SCRUBBED_TRAJECTORIES.domain_files(d, p), SCRUBBED_TURNS.domain_files(d, p)),
+                    _files(SCRUBBED_TRAJECTORIES, d, p), _files(SCRUBBED_TURNS, d, p)),
                 blocking=True),
 )
 

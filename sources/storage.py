@@ -246,8 +246,12 @@ Files = Path | str | Sequence[Path]  # one Parquet file, or the files of every s
 
 
 def file_list(files: Files) -> list[str]:
-    """The file(s) as a list of strings: what DuckDB's read_parquet($param) takes."""
-    return [str(files)] if isinstance(files, (str, Path)) else [str(f) for f in files]
+    """The file(s) as a list of strings: what DuckDB's read_parquet($param) takes. No file at
+    all is an error (a check never passes on nothing)."""
+    listed = [str(files)] if isinstance(files, (str, Path)) else [str(f) for f in files]
+    if not listed:
+        raise FileNotFoundError("no Parquet file given (a partition with no shard on disk?)")
+    return listed
 
 
 def row_count(files: Files) -> int:

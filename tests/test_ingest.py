@@ -10,6 +10,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from sources import tables
 from sources.catalog import CatalogError, load_catalog, make_spec
 from sources.ingest import write_tables
 from sources.readers import UnknownFormat, all_readers, detect
@@ -20,7 +21,9 @@ EXAMPLE_CATALOG = REPO_ROOT / "sources.example.toml"
 
 
 def read_table(data_dir: Path, table: str, domain: str) -> list[dict]:
-    return pq.read_table(data_dir / table / f"domain={domain}" / "part-0.parquet").to_pylist()
+    """One domain's rows of a table, every shard of it."""
+    return [row for path in tables.table(table).domain_files(data_dir, domain)
+            for row in pq.read_table(path).to_pylist()]
 
 
 def test_every_fixture_ingests(traces_dir: Path, tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from sources.readers.atif import AtifReader
 from sources.readers.mcp_client_log import McpClientLogReader
 from sources.readers.openhands import OpenHandsReader
 from sources.readers.tbench import HARNESS_ONLY, TerminalBenchReader
+from sources.tables import INGEST_QUARANTINE
 
 ATIF_DIR = "terminal/atif"
 LINEAR = "terminus_2__hello-world-context-summarization-linear-history.trajectory"
@@ -269,7 +270,7 @@ def test_real_corpora_ingest_with_only_unreadable_agent_runs_quarantined(
         out = tmp_path / corpus.name
         stats = write_tables([make_spec(corpus.name, corpus)], out)
         counts = stats.counts(corpus.name)
-        rows = [row for part in sorted((out / "ingest_quarantine").glob("*/part-0.parquet"))
+        rows = [row for part in INGEST_QUARANTINE.paths(out)
                 for row in pq.read_table(part).to_pylist()]
         assert counts.quarantined == len(rows) == expected[corpus.name], rows
         assert {row["source_format"] for row in rows} == {"tbench_run"}
