@@ -59,7 +59,8 @@ def summary(data_dir: Path, releases: list[Path], checks_passed: int, checks_fai
         parts += ["", "Trained models on the samples they share with the others:",
                   *[line for line in standing.read_text(encoding="utf-8").splitlines()
                     if line.startswith("- ")]]
-    parts += ["", f"Data:     {data_dir}/<table>/domain=<d>/part-0.parquet"]
+    parts += ["", f"Data:     {data_dir}/<table>/domain=<d>/[shard=<s>/]part-0.parquet "
+                  "(shards: the per-turn tables)"]
     parts += [f"Release:  {path}" for path in releases]
     parts += [f"UI:       make ui   (DAGSTER_HOME={dagster_home}) -> http://127.0.0.1:3000 "
               "(Runs, and each asset's page: metadata, plots, checks per domain)"]
