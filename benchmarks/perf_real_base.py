@@ -3,6 +3,7 @@
     python benchmarks/perf_real_base.py --data DIR --base DIR --work DIR [--per-domain 10]
         [--sft-steps 30] [--batch-size 4] [--lora-rank 0] [--threads 2]
         [--stages split,sft,bench] [--predictors copy_last,retrieval,base,sft]
+        [--compare sft_a-sft_b,sft_a-base]
 
 DIR (--data) is a data directory after `make run` (trajectory_split, the scrubbed tables,
 agentworldbench); --base a converted base (`worldtrace base-model smollm2`). The work folder
@@ -157,6 +158,39 @@ def score(work: Path, base: Path, sft: Path, args: argparse.Namespace) -> int:
     return predicted
 
 
+def compare(work: Path, pairs: str, per_domain: int) -> None:
+    """Paired differences between predictors scored before in this work folder (their
+    `real_base/scores_<name>.parquet`: a baseline, `base`, or an SFT model's --name), on the
+    same first --per-domain samples of each domain: `--compare a-b,c-d`."""
+    import pyarrow.parquet as pq
+
+    from bench.bootstrap import paired_difference, score_intervals
+    from bench.official import read_official
+    from bench.sample import first_per_domain
+
+    samples, _ = read_official(work / "agentworldbench" / "official")
+    wanted = {sample.id for sample in first_per_domain(samples, per_domain)}
+
+    def scores(name: str) -> list[dict]:
+        path = work / "real_base" / f"scores_{name}.parquet"
+        if not path.exists():
+            raise SystemExit(f"--compare: no scores for {name!r} ({path}); score it first")
+        rows = [r for r in pq.read_table(path).to_pylist() if r["id"] in wanted]
+        if len(rows) != len(wanted):
+            raise SystemExit(f"--compare: {name!r} was scored on {len(rows)} of the "
+                             f"{len(wanted)} samples; score the rest first")
+        return rows
+
+    for pair in pairs.split(","):
+        a, b = pair.split("-", 1) if "-" in pair else (pair, "")
+        if not b:
+            raise SystemExit(f"--compare wants pairs a-b, got {pair!r}")
+        rows_a, rows_b = scores(a), scores(b)
+        print(f"{a}: {score_intervals(rows_a)['overall']}; {b}: "
+              f"{score_intervals(rows_b)['overall']}; paired {a} - {b}: "
+              f"{paired_difference(rows_a, rows_b)}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, required=True)
@@ -174,6 +208,9 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1,
                         help="torch threads (2 on a quiet machine; 1 when it is shared)")
     parser.add_argument("--predictors", default="copy_last,retrieval,base,sft")
+    parser.add_argument("--compare", default="",
+                        help="after the stages: paired differences a-b,c-d between score "
+                             "files of this work folder (baselines, base, SFT --names)")
     args = parser.parse_args()
     work = work_dir(args.data.resolve(), args.work)
     stages = args.stages.split(",")
@@ -182,6 +219,8 @@ def main() -> None:
             build_split(work, args.base)
         sft = train(work, args.base, args) if "sft" in stages else work / "models" / args.name
         predicted = score(work, args.base, sft, args) if "bench" in stages else 0
+        if args.compare:
+            compare(work, args.compare, args.per_domain)
     print(f"total {total.wall:.0f} s wall, {total.cpu:.0f} s CPU, peak RSS "
           f"{peak_rss_mb():.0f} MiB")
     # A bench sample is one turn to predict: the turns predicted now (every predictor's), per
