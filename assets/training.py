@@ -19,14 +19,8 @@ from transformers import AutoModelForCausalLM
 from assets.resources import WorldtraceStorage
 from assets.table_metadata import reads, records_table
 from bench.tables import AGENTWORLDBENCH
-from training.ablation import (
-    AblationConfig,
-    bench_samples,
-    configure,
-    markdown,
-    run_ablation,
-    write_table,
-)
+from training.ablation import AblationConfig, bench_samples, configure, run_ablation
+from training.ablation_report import markdown, write_report
 from training.cpt import CptConfig
 from training.gspo import GspoConfig
 from training.model_config import ModelConfig, parameter_count
@@ -190,19 +184,21 @@ def ablation_table(context: dg.AssetExecutionContext, config: AblationSettings,
                    storage: WorldtraceStorage) -> dg.MaterializeResult:
     """CPT only, CPT + SFT, CPT + SFT + RL, CPT without loss weighting, SFT on every turn vs one
     turn per trajectory, the untrained model and the copy-last baseline, each scored on the
-    same bench samples: per-domain scores, Overall, echo and malformed rates."""
+    same bench samples: per-domain scores and Overall with bootstrap 95 % intervals, echo and
+    malformed rates, and the paired differences (weighted - unweighted CPT after SFT, ...)."""
     data = storage.data_path
     samples, problems = bench_samples(data, Path(config.bench_dir) if config.bench_dir else None,
                                       config.samples_per_domain or None)
     settings = configure(config.variants, config.cpt_steps, config.sft_steps, config.rl_steps,
                          config.max_new_tokens)
-    rows = run_ablation(data, samples, settings)
-    path = write_table(rows, ABLATION_TABLE.dir(data))
-    context.log.info("\n" + markdown(rows))
+    report = run_ablation(data, samples, settings)
+    path = write_report(report, ABLATION_TABLE.dir(data))
+    context.log.info("\n" + markdown(report))
     return dg.MaterializeResult(metadata={
-        "dagster/row_count": len(rows),
+        "dagster/row_count": len(report.rows),
+        "paired_clear_of_zero": sum(p["clear_of_zero"] for p in report.paired),
         "path": dg.MetadataValue.path(str(path)),
         "bench_samples": len(samples),
         "bench_records_skipped": len(problems),
-        "table": dg.MetadataValue.md(markdown(rows)),
+        "table": dg.MetadataValue.md(markdown(report)),
     })

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pyarrow.parquet as pq
 from training_fixtures import TEXTS, write_split_tables
 
 from bench.sample import BenchSample
 from training.ablation import AblationConfig, run_ablation, wanted
+from training.ablation_report import write_report
 from training.cpt import CptConfig
 from training.gspo import GspoConfig
 from training.runner import StepConfig
@@ -40,14 +42,28 @@ def test_ablation_table_scores_variants_and_baseline(tmp_path: Path) -> None:
     config = AblationConfig(cpt=CptConfig(steps=TINY), sft=SftConfig(steps=TINY),
                             rl=GspoConfig(steps=TINY), max_new_tokens=8,
                             variants=("untrained", "sft_all_turns"))
-    rows = run_ablation(tmp_path, bench_samples_fixture(), config)
+    report = run_ablation(tmp_path, bench_samples_fixture(), config)
+    rows = report.rows
     assert [row["variant"] for row in rows] == ["untrained", "cpt", "sft_all_turns", "copy_last"]
     for row in rows:
         assert row["samples"] == 4 and 0 <= row["overall_macro"] <= 100
         assert row["overall_ci_low"] <= row["overall_macro"] <= row["overall_ci_high"]
         assert row["terminal"] is not None and row["search"] is not None and row["web"] is None
+        assert row["terminal_low"] <= row["terminal"] <= row["terminal_high"]
+        assert row["web_low"] is None
         assert 0 <= row["echo_rate"] <= 1 and 0 <= row["malformed_rate"] <= 1
     assert rows[-1]["malformed_rate"] == 0  # copy-last always answers in the format
+    # no question of QUESTIONS has both variants here: only each one against copy-last
+    assert [(p["a"], p["b"]) for p in report.paired] == [
+        ("untrained", "copy_last"), ("cpt", "copy_last"), ("sft_all_turns", "copy_last")]
+    assert len(report.scores) == 4 * 4
+    path = write_report(report, tmp_path / "out")
+    assert pq.read_table(path).num_rows == 4
+    assert pq.read_table(tmp_path / "out" / "ablation_paired.parquet").num_rows == 3
+    assert pq.read_table(tmp_path / "out" / "ablation_scores.parquet").num_rows == 16
+    text = (tmp_path / "out" / "ablation.md").read_text()
+    overall = f"{rows[0]['overall_macro']} [{rows[0]['overall_ci_low']}, "
+    assert overall in text and "Paired differences" in text and "untrained - copy_last" in text
     folder = tmp_path / "models" / "ablation" / "sft_all_turns"
     stamp = (folder / "model.safetensors").stat().st_mtime_ns
     run_ablation(tmp_path, bench_samples_fixture(), config)  # second run reuses the folders
@@ -109,3 +125,31 @@ def test_cli_ablation_without_a_bench_is_a_user_error(tmp_path: Path, capsys) ->
 
     assert main(["ablation", "--data", str(tmp_path)]) == 2
     assert "no bench folder" in capsys.readouterr().err
+
+
+def _scored(scores: dict[str, float]) -> list[dict]:
+    return [{"id": sample_id, "domain": sample_id.split("-")[0], "score": score}
+            for sample_id, score in scores.items()]
+
+
+def test_the_report_answers_the_weighting_question_with_a_paired_interval(tmp_path: Path
+                                                                          ) -> None:
+    """Weighted CPT + SFT 10 points above unweighted on every sample: the paired difference is
+    exactly 10 with no spread, though the two marginal intervals overlap; a question whose
+    variants were not both scored is left out."""
+    from bench.bootstrap import score_intervals
+    from training.ablation_report import paired_rows
+
+    unweighted = {f"{d}-{i}": 20.0 + 15 * i for d in ("terminal", "swe") for i in range(4)}
+    scored = {"cpt_sft": _scored({k: v + 10 for k, v in unweighted.items()}),
+              "cpt_unweighted_sft": _scored(unweighted),
+              "copy_last": _scored(dict.fromkeys(unweighted, 40.0))}
+    a, b = (score_intervals(scored[v])["overall"] for v in ("cpt_sft", "cpt_unweighted_sft"))
+    assert a.low < b.high  # the marginal intervals overlap ...
+    paired = paired_rows(scored)
+    weighting = paired[0]
+    assert (weighting["a"], weighting["b"]) == ("cpt_sft", "cpt_unweighted_sft")
+    assert (weighting["difference"], weighting["low"], weighting["high"]) == (10, 10, 10)
+    assert weighting["clear_of_zero"]  # ... the paired one is clear of zero
+    assert [(p["a"], p["b"]) for p in paired[1:]] == [("cpt_sft", "copy_last"),
+                                                       ("cpt_unweighted_sft", "copy_last")]

@@ -17,8 +17,9 @@ settings as the assets; a finished folder is reused, an interrupted one resumes)
 | cpt_knowledge_sft | that, then the same SFT (the knowledge mix, with the format learnt) |
 
 plus the copy-last-observation baseline. Every variant is scored on the same bench samples by
-the bench's own loop (hf_local predictor, offline rubric and rule judges, official scoring), so
-the table holds per-domain scores, the macro Overall, and the echo and malformed rates.
+the bench's own loop (hf_local predictor, offline rubric and rule judges, official scoring);
+training/ablation_report.py turns the scores into the table (per-domain scores and the macro
+Overall with bootstrap intervals, echo and malformed rates) and the paired differences.
 """
 
 from __future__ import annotations
@@ -30,15 +31,18 @@ from typing import Any
 
 from datasets import Dataset, concatenate_datasets
 
-from bench.bootstrap import score_intervals
 from bench.evaluate import run_predictor, summarize
 from bench.official import REFERENCE_TEMPERATURE, read_official
 from bench.predictors.base import PredictorContext, build_predictor
 from bench.sample import BenchSample, first_per_domain
 from bench.store import official_dir
-from sources.markdown import markdown_table
-from sources.schema import DOMAINS
-from sources.storage import atomic_path, write_parquet
+from training.ablation_report import (
+    BASELINE,
+    AblationReport,
+    paired_rows,
+    score_rows,
+    variant_row,
+)
 from training.cpt import CptConfig, read_cpt_corpus, train_cpt
 from training.cpt_corpus import knowledge_rows
 from training.gspo import GspoConfig
@@ -59,7 +63,6 @@ from training.tables import CPT_CORPUS, RL_SPLIT, RL_SPLIT_ALL_TURNS, model_dir
 from training.training_log import LOG_FILE
 
 PREFIX = "ablation"
-BASELINE = "copy_last"
 
 
 @dataclass(frozen=True)
@@ -154,65 +157,34 @@ def train_variants(data_dir: Path, config: AblationConfig) -> dict[str, Path]:
 
 
 def score(data_dir: Path, folders: dict[str, Path], samples: Sequence[BenchSample],
-          config: AblationConfig) -> list[dict[str, Any]]:
-    """One row per variant (and the copy-last baseline): per-domain scores, Overall, echo and
-    malformed rates, from the bench's own evaluation loop."""
+          config: AblationConfig) -> AblationReport:
+    """Every variant and the copy-last baseline scored by the bench's own loop on the same
+    samples: their rows with intervals, the paired differences, every sample's score."""
     context = PredictorContext(data_dir=Path(data_dir), max_new_tokens=config.max_new_tokens,
                                max_prompt_tokens=config.rl.max_prompt_tokens,
                                temperature=REFERENCE_TEMPERATURE)
     use_cpu_threads(config.cpt.model)  # generation is as thread-bound as training
     specs = {variant: f"hf_local:{folder}" for variant, folder in folders.items()}
     specs[BASELINE] = BASELINE
-    rows = []
+    report, scored_by_variant = AblationReport(), {}
     for variant, spec in specs.items():
         print(f"ablation: scoring {variant} on {len(samples)} bench samples", flush=True)
         _, scored, _ = run_predictor(build_predictor(spec, context), samples,
                                      log=lambda line: print(line, flush=True))
         (summary,) = summarize(scored)
-        overall = score_intervals(scored)["overall"]
-        rows.append({**table_row(variant, summary), "overall_ci_low": round(overall.low, 2),
-                     "overall_ci_high": round(overall.high, 2)})
-    return rows
-
-
-def table_row(variant: str, summary: Any) -> dict[str, Any]:
-    """A bench Summary as one ablation table row (scores 0..100, rates 0..1)."""
-    domains = summary.overall.domains
-    return {"variant": variant,
-            **{domain: _round(domains.get(domain)) for domain in DOMAINS},
-            "overall_macro": _round(summary.overall.macro),
-            "overall_pooled": _round(summary.overall.pooled),
-            "echo_rate": round(summary.echo_rate, 3),
-            "malformed_rate": round(summary.malformed_rate, 3), "samples": summary.samples}
-
-
-def _round(value: float | None) -> float | None:
-    return None if value is None else round(value, 2)
+        report.rows.append(variant_row(variant, summary, scored))
+        scored_by_variant[variant] = scored
+    report.paired = paired_rows(scored_by_variant)
+    report.scores = score_rows(scored_by_variant)
+    return report
 
 
 def run_ablation(data_dir: Path, samples: Sequence[BenchSample],
-                 config: AblationConfig = AblationConfig()) -> list[dict[str, Any]]:
-    """Train every variant, score all on `samples`; the table's rows."""
+                 config: AblationConfig = AblationConfig()) -> AblationReport:
+    """Train every variant, score all on `samples`."""
     if not samples:
         raise ValueError("no bench samples to score the ablation on: build the bench first")
     return score(data_dir, train_variants(data_dir, config), samples, config)
-
-
-def markdown(rows: Sequence[dict[str, Any]]) -> str:
-    """The ablation table as Markdown (empty cell: no sample of that domain)."""
-    return markdown_table(rows, cell=lambda value: "" if value is None else str(value))
-
-
-def write_table(rows: Sequence[dict[str, Any]], out_dir: Path) -> Path:
-    """ablation.parquet (atomic) and ablation.md beside it; returns the Parquet path."""
-    import pyarrow as pa
-
-    out_dir = Path(out_dir)
-    path = out_dir / "ablation.parquet"
-    write_parquet(pa.Table.from_pylist(list(rows)), path)
-    with atomic_path(out_dir / "ablation.md") as tmp:
-        tmp.write_text(markdown(rows) + "\n")
-    return path
 
 
 def configure(variants: Sequence[str] = (), cpt_steps: int | None = None,

@@ -8,7 +8,10 @@ Trains (or reuses, under DIR/models/ablation/) CPT only, CPT + SFT, CPT + SFT + 
 without loss weighting, SFT on every turn vs one turn per trajectory (training/ablation.py),
 scores each and the copy-last baseline on the bench samples (default
 DIR/agentworldbench/official, the agentworldbench asset's export; or any folder made by
-`worldtrace bench build`), and prints one table: per-domain scores, Overall, echo rate.
+`worldtrace bench build`), and prints the table (per-domain scores and Overall, each with its
+bootstrap 95 % interval, echo and malformed rates) and the paired differences that answer the
+ablation's questions (weighted against unweighted CPT after the same SFT, RL after SFT, ...);
+writes them and every sample's score to --out.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ USER_ERRORS: tuple[type[Exception], ...] = (FileNotFoundError,)
 
 
 def run(args: argparse.Namespace) -> int:
-    from training.ablation import bench_samples, configure, markdown, run_ablation, write_table
+    from training.ablation import bench_samples, configure, run_ablation
+    from training.ablation_report import markdown, write_report
 
     data = Path(args.data)
     samples, problems = bench_samples(data, Path(args.bench_dir) if args.bench_dir else None,
@@ -30,9 +34,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"skipped {problem}", file=sys.stderr)
     config = configure(args.variant or (), args.cpt_steps, args.sft_steps, args.rl_steps,
                        args.max_new_tokens, args.base, args.knowledge)
-    rows = run_ablation(data, samples, config)
-    print(markdown(rows))
-    path = write_table(rows, Path(args.out) if args.out else data / "ablation")
+    report = run_ablation(data, samples, config)
+    print(markdown(report))
+    path = write_report(report, Path(args.out) if args.out else data / "ablation")
     print(f"wrote {path}", file=sys.stderr)
     return 0
 

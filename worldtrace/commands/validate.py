@@ -29,8 +29,8 @@ def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from bench.local_model import LocalChatModel
+    from sources.markdown import markdown_table
     from sources.storage import write_parquet
-    from training.ablation import markdown
     from training.episode_sources import EpisodeSourceStats, episodes
     from training.validate import (
         SCORE_SCHEMA,
@@ -54,11 +54,11 @@ def run(args: argparse.Namespace) -> int:
     rows = validate(chat.model, chat.tokenizer, source, config, stats)
     out = args.out or Path(f"validate-{args.model.name}.parquet")
     write_parquet(pa.Table.from_pylist(rows, schema=SCORE_SCHEMA), out)
-    print(markdown(domain_table(rows)))
+    print(markdown_table(domain_table(rows), cell=_cell))
     top = [{k: (round(v, 3) if isinstance(v, float) else v) for k, v in row.items()}
            for row in rows[:args.top]]
     print(f"\nmost surprising {len(top)} turns (z >= {args.z:g} is an outlier):")
-    print(markdown(top))
+    print(markdown_table(top, cell=_cell))
     print(f"\n{read.trajectories} trajectories, {stats.turns} turns, {len(rows)} scored "
           f"({stats.empty_observations} without an observation), {stats.tokens:,} tokens in "
           f"{stats.windows} windows; {sum(r['outlier'] for r in rows)} outliers; wrote {out}")
@@ -67,6 +67,11 @@ def run(args: argparse.Namespace) -> int:
         for line in read.quarantined[:10]:
             print(f"  {line}", file=sys.stderr)
     return 0
+
+
+def _cell(value: object) -> str:
+    """A table cell: empty for a missing value (a domain with no scored turn)."""
+    return "" if value is None else str(value)
 
 
 def register(commands: argparse._SubParsersAction) -> None:
