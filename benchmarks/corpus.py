@@ -9,16 +9,17 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from sources.catalog import make_spec
-from sources.factory.scale import generate_corpus, writer_for
+from sources.factory.scale import GenerationStats, generate_corpus, writer_for
 from sources.ingest import write_tables
 from sources.schema import DOMAINS
 
 
-def generate_turns(out_dir: Path, turns: int, seed: int) -> None:
+def generate_turns(out_dir: Path, turns: int, seed: int, workers: int | None = None
+                   ) -> GenerationStats:
     """Native-format trace files of about `turns` turns, split over the domains by their mean
-    trajectory length, under out_dir/<domain>/<domain>-generated/."""
+    trajectory length, under out_dir/<domain>/<domain>-generated/; the generator's stats."""
     per_domain = max(1, round(turns / sum(writer_for(d).MEAN_TURNS for d in DOMAINS)))
-    generate_corpus(out_dir, DOMAINS, per_domain, seed)
+    return generate_corpus(out_dir, DOMAINS, per_domain, seed, workers=workers)
 
 
 def generated_folder(out_dir: Path, domain: str) -> Path:

@@ -1,0 +1,225 @@
+"""Scale curve: generate -> ingest (sharded) -> quality stage at 1M, 3M and 10M turns, the cost
+per million turns at each size, and whether it grows linearly.
+
+    python benchmarks/perf_scale.py [--sizes 1000000,3000000,10000000] [--shards 4]
+        [--workers 2] [--seed 0] [--work-dir DIR] [--keep-data]
+
+For each size: native-format trace files of about that many turns over the seven domains
+(sources/factory/scale.py; cached in WORK/<size>/corpus and reused when size and seed match),
+then `worldtrace ingest`'s writer (sources.ingest.write_tables) with --shards shards a domain and
+--workers reader processes, then the quality stage (quality/stage.py: features and labels per
+shard in --workers processes, dedup across all shards, scrubbing). Every stage runs in its own
+child process, sampled every 0.2 s (psutil) for the peak RSS of its largest process and of its
+whole process tree. Printed per stage: turns, wall and CPU seconds, turns/s, the two peaks, disk
+used; then per stage the cost per million turns (wall and CPU seconds) at every size and the
+ratio of the largest size's cost to the smallest's (about 1 is linear; the curve must not bend
+up). The data of a size is deleted after it is measured unless --keep-data (10M turns need
+tens of GB). Ends with one `result:` line. Not a test: a measurement on whatever machine runs it
+(it prints the load average; CPU seconds are the figure to compare on a shared machine).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repo, when run as a file
+
+from benchmarks._measure import load_average, result_line  # noqa: E402
+
+STAGES = ("generate", "ingest", "quality")
+SAMPLE_SECONDS = 0.2
+LINEAR_SLACK = 1.15  # cost per million at the largest size at most this times the smallest's
+
+
+# ---------------------------------------------------------------------------- children
+
+def child(stage: str, work: Path, size: int, shards: int, workers: int, seed: int,
+          result: Path) -> None:
+    """One stage of one size, in this (child) process; writes its turn count as JSON."""
+    from sources.schema import DOMAINS
+
+    corpus, data = work / "corpus", work / "data"
+    if stage == "generate":
+        from benchmarks.corpus import generate_turns
+
+        shutil.rmtree(corpus, ignore_errors=True)
+        turns = generate_turns(corpus, size, seed, workers=workers).turns
+    elif stage == "ingest":
+        from benchmarks.corpus import generated_folder
+        from sources.catalog import make_spec
+        from sources.ingest import write_tables
+        from sources.shards import ShardConfig
+
+        shutil.rmtree(data, ignore_errors=True)
+        specs = [make_spec(f"{d}-generated", generated_folder(corpus, d), d) for d in DOMAINS]
+        stats = write_tables(specs, data, DOMAINS, workers=workers, shards=ShardConfig(shards))
+        turns = stats.total("turns")
+    else:
+        from quality.stage import run_quality_stage
+
+        out = work / "quality"
+        shutil.rmtree(out, ignore_errors=True)
+        report = run_quality_stage(data, out, DOMAINS, workers)
+        turns = sum(s.turns for s in report.features.values())
+    result.write_text(json.dumps({"turns": turns}))
+
+
+# ---------------------------------------------------------------------------- parent
+
+class TreeSampler:
+    """Peak RSS (MB) of a process's largest member and of its whole tree, sampled."""
+
+    def __init__(self, pid: int) -> None:
+        import psutil
+
+        self.root = psutil.Process(pid)
+        self.largest = self.tree = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        import psutil
+
+        while not self._stop.wait(SAMPLE_SECONDS):
+            try:
+                members = [self.root, *self.root.children(recursive=True)]
+                sizes = []
+                for member in members:
+                    try:
+                        sizes.append(member.memory_info().rss / 2**20)
+                    except psutil.NoSuchProcess:
+                        continue
+            except psutil.NoSuchProcess:
+                return
+            if sizes:
+                self.largest = max(self.largest, max(sizes))
+                self.tree = max(self.tree, sum(sizes))
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def disk_mb(folder: Path) -> float:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 2**20 \
+        if folder.exists() else 0.0
+
+
+def run_stage(stage: str, work: Path, size: int, args: argparse.Namespace) -> dict:
+    """Run one stage in a child process; its figures."""
+    import psutil
+
+    result = work / f"{stage}.json"
+    command = [sys.executable, __file__, "--child", stage, str(work), str(size),
+               str(args.shards), str(args.workers), str(args.seed), str(result)]
+    wall = time.perf_counter()
+    process = subprocess.Popen(command)
+    sampler = TreeSampler(process.pid)
+    cpu = 0.0
+    try:
+        tracked = psutil.Process(process.pid)
+        while process.poll() is None:  # CPU of the tree, including workers that end early
+            try:
+                times = [tracked.cpu_times()] + [c.cpu_times() for c in
+                                                 tracked.children(recursive=True)]
+                cpu = max(cpu, sum(t.user + t.system + t.children_user + t.children_system
+                                   for t in times))
+            except psutil.NoSuchProcess:
+                pass
+            time.sleep(SAMPLE_SECONDS)
+    finally:
+        process.wait()
+        sampler.stop()
+    if process.returncode != 0:
+        raise SystemExit(f"{stage} at {size:,} turns failed (exit {process.returncode})")
+    wall = time.perf_counter() - wall
+    turns = json.loads(result.read_text())["turns"]
+    folder = {"generate": "corpus", "ingest": "data", "quality": "quality"}[stage]
+    figures = {"stage": stage, "size": size, "turns": turns, "wall_s": round(wall, 1),
+               "cpu_s": round(cpu, 1), "turns_per_s": round(turns / wall, 1),
+               "largest_process_mb": round(sampler.largest), "tree_mb": round(sampler.tree),
+               "disk_mb": round(disk_mb(work / folder))}
+    print(f"{size:>11,} {stage:<9} {turns:>11,} turns  {wall:8.1f} s wall  {cpu:8.1f} s CPU  "
+          f"{figures['turns_per_s']:>9,.0f} turns/s  largest {figures['largest_process_mb']:>6}"
+          f" MB  tree {figures['tree_mb']:>6} MB  disk {figures['disk_mb']:>7} MB", flush=True)
+    return figures
+
+
+def cost_table(rows: list[dict]) -> list[dict]:
+    """Per stage: cost per million turns at each size, and largest / smallest."""
+    table = []
+    for stage in STAGES:
+        runs = sorted((r for r in rows if r["stage"] == stage), key=lambda r: r["turns"])
+        if not runs or runs[0]["turns"] == 0:
+            continue
+        cost = [(r["size"], r["wall_s"] / r["turns"] * 1e6, r["cpu_s"] / r["turns"] * 1e6)
+                for r in runs]
+        table.append({"stage": stage, "cost": cost,
+                      "cpu_ratio": cost[-1][2] / cost[0][2] if cost[0][2] else 0.0})
+    return table
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1000000,3000000,10000000")
+    parser.add_argument("--shards", type=int, default=4)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--work-dir", type=Path, default=Path("/tmp/worldtrace-scale"))
+    parser.add_argument("--keep-data", action="store_true")
+    parser.add_argument("--child", nargs=7, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        stage, work, size, shards, workers, seed, result = args.child
+        child(stage, Path(work), int(size), int(shards), int(workers), int(seed), Path(result))
+        return
+    sizes = [int(s) for s in args.sizes.split(",")]
+    print(f"scale: sizes {sizes}, {args.shards} shards a domain, {args.workers} workers, "
+          f"load {load_average()}", flush=True)
+    rows = []
+    started = time.perf_counter()
+    for size in sizes:
+        work = args.work_dir / str(size)
+        work.mkdir(parents=True, exist_ok=True)
+        stamp = work / "corpus.json"
+        wanted = {"size": size, "seed": args.seed}
+        for stage in STAGES:
+            if stage == "generate" and stamp.exists() and json.loads(stamp.read_text()) == wanted:
+                print(f"{size:>11,} generate  reusing {work / 'corpus'}", flush=True)
+                continue
+            rows.append(run_stage(stage, work, size, args))
+            if stage == "generate":
+                stamp.write_text(json.dumps(wanted))
+        if not args.keep_data:
+            for folder in ("data", "quality"):
+                shutil.rmtree(work / folder, ignore_errors=True)
+    print("\ncost per million turns (wall s / CPU s) by size; CPU ratio largest / smallest:")
+    table = cost_table(rows)
+    for entry in table:
+        cells = "  ".join(f"{size:,}: {wall:.0f} / {cpu:.0f}" for size, wall, cpu in entry["cost"])
+        verdict = "linear" if entry["cpu_ratio"] <= LINEAR_SLACK else "WORSE than linear"
+        print(f"  {entry['stage']:<9} {cells}   ratio {entry['cpu_ratio']:.2f} ({verdict})")
+    largest = [r for r in rows if r["size"] == max(sizes)]
+    turns = max((r["turns"] for r in largest), default=0)
+    wall = sum(r["wall_s"] for r in largest)
+    by_stage = {r["stage"]: r for r in largest}
+    print(result_line(
+        turns=turns, turns_per_s=turns / wall if wall else 0, wall_s=wall,
+        peak_rss_mb=max((r["largest_process_mb"] for r in largest), default=0),
+        tree_peak_mb=max((r["tree_mb"] for r in largest), default=0),
+        ingest_turns_per_s=by_stage.get("ingest", {}).get("turns_per_s", 0),
+        quality_wall_s=by_stage.get("quality", {}).get("wall_s", 0),
+        cpu_ratio=max((e["cpu_ratio"] for e in table), default=0),
+        total_wall_s=time.perf_counter() - started, load_avg=load_average()))
+
+
+if __name__ == "__main__":
+    main()
