@@ -1,18 +1,18 @@
 """Per-turn features of one domain's turns: overlap, novelty, Jaccard, length ratios, corpus
 frequencies and error flags (the `turn_features` asset).
 
-`compute_turn_features(turns_path, out_path, config)` streams the turns Parquet in batches of
-whole trajectories. For each batch, polars/numpy split and hash the words and shingles of the
-actions and observations (quality/shingles.py) and MinHash the observations
+`stage_turn_features(turns_path, staged, config, common)` streams one shard's turns Parquet in
+batches of whole trajectories. For each batch, polars/numpy split and hash the words and
+shingles of the actions and observations (quality/shingles.py) and MinHash the observations
 (quality/minhash.py); numpy counts, for every observation, which of its shingles and words the
 trajectory showed before (quality/observation_sets.py); DuckDB computes the exact Jaccard of
 small observation pairs (short_pairs.sql) and the per-turn features with window functions over
-each trajectory (turn_features.sql); each batch's rows go to a parts file beside the output. A
-second pass finds near-identical observations across the whole partition from the parts file's
-signature columns (quality/corpus_frequency.py), then streams the parts file, one row group at a
-time, into the output (atomic). Memory: a batch, the partition's signatures of one kind
-(512 bytes a turn), and one output row group of features. Column
-meanings: TURN_FEATURES in quality/tables.py.
+each trajectory (turn_features.sql); each batch's rows go to a staged file beside the output.
+The words common to the domain (`common`) and the corpus frequencies are counted over the whole
+domain, across its shards (quality/corpus_columns.py): the frequencies from the staged files'
+signature columns, which then stream into the output (atomic). `compute_turn_features` runs all
+of it on one file. Memory: a batch, the domain's signatures of one kind (512 bytes a turn), and
+one output row group of features. Column meanings: TURN_FEATURES in quality/tables.py.
 
 Shingles here are word 3-grams over `words` tokens (punctuation and JSON escapes split words,
 identifiers masked, see shingles.py): three words are specific enough that common pairs
@@ -33,9 +33,9 @@ names the file it wrote, is the same text in every trajectory once those words a
 
 from __future__ import annotations
 
+import os
 import time
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -47,23 +47,21 @@ import pyarrow.parquet as pq
 
 from quality import patterns
 from quality.batches import run_numbers, trajectory_batches
-from quality.corpus_frequency import corpus_frequency
+from quality.corpus_columns import domain_common_words, finish_turn_features, staged_path
+from quality.domain_order import file_order
 from quality.max_jaccard import long_max_jaccard
 from quality.minhash import (
     LshConfig,
     MinHashConfig,
     signature_array,
     signatures,
-    signatures_from_arrow,
 )
-from quality.observation_sets import common_words, occurrence_keys, shingle_counts, word_counts
+from quality.observation_sets import occurrence_keys, shingle_counts, word_counts
 from quality.reply_features import reply_columns
 from quality.shingles import ShingleConfig, Shingled, shingle_words, word_hashes
 from sources.schema import TURN_SCHEMA
 from sources.storage import (
-    COMPRESSION,
     PARTS_SUFFIX,
-    atomic_path,
     load_sql,
     owner_tag,
     query_arrow,
@@ -128,14 +126,28 @@ class FeatureStats:
 
 def compute_turn_features(turns_path: Path, out_path: Path,
                           config: FeatureConfig = FeatureConfig()) -> FeatureStats:
-    """Write one row of features per turn of `turns_path` to `out_path` (Parquet, atomic)."""
+    """Write one row of features per turn of `turns_path` to `out_path` (Parquet, atomic): one
+    file as a whole domain (quality/sharded.py runs the shards of a domain)."""
+    order = file_order(turns_path)
+    common = domain_common_words([turns_path], order, config)
+    stats = stage_turn_features(turns_path, staged_path(Path(out_path)), config, common)
+    clock = time.perf_counter()
+    finish_turn_features([staged_path(Path(out_path))], [Path(out_path)], order, config)
+    stats.seconds["corpus_frequency"] += time.perf_counter() - clock
+    return stats
+
+
+def stage_turn_features(turns_path: Path, staged: Path, config: FeatureConfig,
+                        common: np.ndarray) -> FeatureStats:
+    """Every feature of one shard's turns but the corpus frequencies, with `common` as the
+    domain's common words, staged at `staged` (atomic) with traj_seq and the two signatures
+    that the domain's corpus frequencies need (corpus_columns.finish_turn_features)."""
     stats = FeatureStats(config=str(config))
-    out_path = Path(out_path)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    part_path = out_path.with_name(f".{out_path.name}{PARTS_SUFFIX}{owner_tag()}")
-    remove_stale_beside(out_path)  # a killed run's parts file
+    staged = Path(staged)
+    staged.parent.mkdir(parents=True, exist_ok=True)
+    part_path = staged.with_name(f".{staged.name}{PARTS_SUFFIX}{owner_tag()}")
+    remove_stale_beside(staged)  # a killed run's parts file
     queries = (load_sql(__file__, "short_pairs.sql"), _render_turn_sql(config))
-    common = _partition_common_words(turns_path, config)
     con = _connect(config)
     writer: pq.ParquetWriter | None = None
     try:
@@ -152,9 +164,7 @@ def compute_turn_features(turns_path: Path, out_path: Path,
             writer = pq.ParquetWriter(part_path, empty.schema, compression="zstd")
         writer.close()
         writer = None
-        clock = time.perf_counter()
-        _write_with_corpus_frequency(part_path, out_path, config)
-        stats.seconds["corpus_frequency"] += time.perf_counter() - clock
+        os.replace(part_path, staged)
     finally:
         if writer is not None:
             writer.close()
@@ -240,22 +250,6 @@ def _residual_observation_shingles(tokens: _Tokens, ngram: int
         share = np.where(total > 0, taken / np.maximum(total, 1), np.nan)
     kept_offsets = obs_offsets - taken_before[obs_offsets]
     return shingle_words(tokens.words[split:][~in_action], kept_offsets, ngram), share
-
-
-def _partition_common_words(turns_path: Path, config: FeatureConfig) -> np.ndarray:
-    """Words on `common_word_share` of the partition's observations, from an evenly spaced
-    sample of them (up to 8 row groups, 4,096 observations): the same for every batch."""
-    parquet = pq.ParquetFile(turns_path)
-    groups = parquet.metadata.num_row_groups
-    picked = sorted({round(k * (groups - 1) / 7) for k in range(8)}) if groups else []
-    texts = (pa.concat_arrays([parquet.read_row_group(g, columns=["observation"])
-                               ["observation"].combine_chunks() for g in picked])
-             if picked else pa.array([], pa.large_string()))
-    step = max(1, len(texts) // 4096)
-    sample = patterns.normalise_protocol_ids(pl.Series("text", texts[::step]))
-    words, offsets = word_hashes(sample, config.shingles.tokens, config.shingles.mask_ids)
-    return common_words(words, offsets, config.common_word_share,
-                        config.common_min_observations)
 
 
 def _batch_features(con: duckdb.DuckDBPyConnection, batch: pa.Table, traj_offset: int,
@@ -348,62 +342,3 @@ def _empty_schema(con: duckdb.DuckDBPyConnection, config: FeatureConfig,
     empty = TURN_SCHEMA.empty_table()
     return _batch_features(con, empty, 0, config, queries, np.zeros(0, np.uint64),
                            FeatureStats()).schema
-
-
-SIGNATURE_COLUMNS = ("obs_signature", "residual_signature")
-FREQUENCY_COLUMNS = ("corpus_frequency", "template_frequency")
-# Rows per row group of the output. A partition up to this size is one row group, as
-# `pq.write_table` wrote it before this step streamed (the same bytes); the rows of one group
-# (features only, no text: about 300 bytes a row) bound this step's memory.
-OUTPUT_ROW_GROUP_ROWS = 1 << 17
-
-
-def _frequencies(parts: pq.ParquetFile, config: FeatureConfig) -> dict[str, pa.Array]:
-    """corpus_frequency and template_frequency of every row of the parts file: one signature
-    column in memory at a time (the cross-trajectory search needs the partition's signatures)."""
-    trajectory = parts.read(columns=["traj_seq"])["traj_seq"].to_numpy()
-    out = {}
-    for column, name in zip(SIGNATURE_COLUMNS, FREQUENCY_COLUMNS, strict=True):
-        sig = signatures_from_arrow(parts.read(columns=[column])[column],
-                                    config.minhash.num_perm)
-        has_shingles = (sig != 0xFFFFFFFF).any(axis=1)
-        frequency = corpus_frequency(sig, trajectory, has_shingles, config.lsh)
-        out[name] = pa.array(frequency, pa.int64(), mask=~has_shingles)
-        del sig
-    return out
-
-
-def _write_with_corpus_frequency(part_path: Path, out_path: Path, config: FeatureConfig) -> None:
-    """The final table, streamed: the batch parts, one row group at a time, plus
-    corpus_frequency, without traj_seq and the signatures."""
-    parts = pq.ParquetFile(part_path)
-    frequencies = _frequencies(parts, config)
-    kept = [c for c in parts.schema_arrow.names if c not in (*SIGNATURE_COLUMNS, "traj_seq")]
-    fields = [parts.schema_arrow.field(c) for c in kept]
-    fields += [pa.field(name, pa.int64()) for name in FREQUENCY_COLUMNS]
-    schema = pa.schema(fields, metadata={b"feature_config": str(config).encode()})
-    with atomic_path(out_path) as tmp, pq.ParquetWriter(tmp, schema,
-                                                        compression=COMPRESSION) as writer:
-        written = 0
-        for rows in _row_groups(parts, kept, OUTPUT_ROW_GROUP_ROWS):
-            for name in FREQUENCY_COLUMNS:
-                rows = rows.append_column(name, frequencies[name].slice(written, rows.num_rows))
-            writer.write_table(rows.replace_schema_metadata(schema.metadata),
-                               row_group_size=OUTPUT_ROW_GROUP_ROWS)
-            written += rows.num_rows
-        if written == 0:  # as pq.write_table writes an empty table: one empty row group
-            writer.write_table(schema.empty_table())
-
-
-def _row_groups(parts: pq.ParquetFile, columns: list[str], size: int) -> Iterator[pa.Table]:
-    """The rows of `parts` in tables of `size` rows (the last one shorter), read one row group
-    at a time."""
-    pending: pa.Table | None = None
-    for group in range(parts.num_row_groups):
-        table = parts.read_row_group(group, columns=columns)
-        pending = table if pending is None else pa.concat_tables([pending, table])
-        while pending.num_rows >= size:
-            yield pending.slice(0, size)
-            pending = pending.slice(size)
-    if pending is not None and pending.num_rows:
-        yield pending

@@ -4,27 +4,34 @@ shard), so a domain's outputs have exactly its input's shards.
 
 A shard that the input no longer has (the shard count was lowered) is removed from the outputs,
 so a reader of the whole domain never reads rows of a layout that is gone. Stats of the shards
-add up to the domain's. One caveat: three features are counted over the partition a step reads
-(CORPUS_COLUMNS: the boilerplate corpus and template frequencies, and own_words, which leaves out
-the partition's frequent "chrome" words), so with several shards they are counted within each
-shard, and a label that reads them may differ from the one-shard label.
+add up to the domain's. Three features are counted over the whole domain (CORPUS_COLUMNS: the
+boilerplate corpus and template frequencies, and own_words, which leaves out the domain's
+frequent "chrome" words): features run in three steps, a sample of the domain's common words,
+the shards' other features staged with their signatures, then the frequencies over the domain's
+staged signatures (quality/corpus_columns.py), so a domain cut into shards gets the features
+and labels of one shard.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import shutil
+import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from quality.features import (
+import numpy as np
+
+from quality.corpus_columns import (
     FREQUENCY_COLUMNS,
-    FeatureConfig,
-    FeatureStats,
-    compute_turn_features,
+    domain_common_words,
+    finish_turn_features,
+    staged_path,
 )
+from quality.domain_order import DomainOrder, domain_order
+from quality.features import FeatureConfig, FeatureStats, stage_turn_features
 from quality.labels import LabelStats, Policy, label_turns
 from quality.scrub import ScrubStats, scrub_partition
 from quality.tables import (
@@ -37,7 +44,7 @@ from quality.tables import (
 from sources.tables import RAW_TRAJECTORIES, RAW_TURNS, Table
 
 SCRUB_TABLES = (SCRUBBED_TRAJECTORIES, SCRUBBED_TURNS, SCRUB_FINDINGS)
-CORPUS_COLUMNS = ("own_words", *FREQUENCY_COLUMNS)  # turn_features counted over the partition
+CORPUS_COLUMNS = ("own_words", *FREQUENCY_COLUMNS)  # turn_features counted over the domain
 Stats = TypeVar("Stats", FeatureStats, LabelStats, ScrubStats)
 
 
@@ -54,30 +61,78 @@ def add_stats(total: Stats, part: Stats) -> Stats:
     return total
 
 
-def _over_shards(data_dir: Path, domain: str, outputs: tuple[Table, ...], out_dir: Path,
-                 step: Callable[[str], Stats], empty: Stats) -> Stats:
-    """Run `step` on every shard of the domain's raw turns, drop output shards the input
-    lacks, and add up the stats."""
+def _shards_of(data_dir: Path, domain: str) -> list[str]:
     shards = RAW_TURNS.shards(data_dir, domain)
     if not shards:
         raise FileNotFoundError(f"{RAW_TURNS.domain_glob(data_dir, domain)}: no shard of "
                                 f"raw_turns for {domain}; ingest it first")
-    for shard in shards:
-        add_stats(empty, step(shard))
+    return shards
+
+
+def _drop_lost_shards(data_dir: Path, domain: str, outputs: tuple[Table, ...], out_dir: Path
+                      ) -> None:
+    """Remove the output shards that the domain's raw turns no longer have."""
+    shards = set(RAW_TURNS.shards(data_dir, domain))
     for table in outputs:
-        for gone in set(table.shards(out_dir, domain)) - set(shards):
+        for gone in set(table.shards(out_dir, domain)) - shards:
             shutil.rmtree(table.path(out_dir, domain, gone).parent, ignore_errors=True)
+
+
+def _over_shards(data_dir: Path, domain: str, outputs: tuple[Table, ...], out_dir: Path,
+                 step: Callable[[str], Stats], empty: Stats) -> Stats:
+    """Run `step` on every shard of the domain's raw turns, drop output shards the input
+    lacks, and add up the stats."""
+    for shard in _shards_of(data_dir, domain):
+        add_stats(empty, step(shard))
+    _drop_lost_shards(data_dir, domain, outputs, out_dir)
     return empty
+
+
+def order_of_domain(data_dir: Path, domain: str) -> DomainOrder:
+    """The one-shard order of a domain's raw turns over its shards (quality/domain_order.py)."""
+    shards = RAW_TURNS.shards(data_dir, domain)
+    return domain_order([RAW_TURNS.path(data_dir, domain, s) for s in shards],
+                        [RAW_TRAJECTORIES.path(data_dir, domain, s) for s in shards])
+
+
+def common_words_of_domain(data_dir: Path, domain: str, order: DomainOrder,
+                           config: FeatureConfig) -> np.ndarray:
+    """Step 1: the domain's common words, from its sample's rows in every shard."""
+    return domain_common_words([RAW_TURNS.path(data_dir, domain, s)
+                                for s in RAW_TURNS.shards(data_dir, domain)], order, config)
+
+
+def stage_shard_features(data_dir: Path, out_dir: Path, domain: str, shard: str,
+                         config: FeatureConfig, common: np.ndarray) -> FeatureStats:
+    """Step 2, shard-local: one shard's features but the corpus frequencies, staged."""
+    return stage_turn_features(RAW_TURNS.path(data_dir, domain, shard),
+                               staged_path(TURN_FEATURES.path(out_dir, domain, shard)),
+                               config, common)
+
+
+def finish_domain_features(data_dir: Path, out_dir: Path, domain: str, order: DomainOrder,
+                           config: FeatureConfig) -> float:
+    """Step 3: the corpus frequencies over the domain's staged shards, then every shard's
+    turn_features; drops output shards the input lacks. Returns its seconds."""
+    clock = time.perf_counter()
+    outputs = [TURN_FEATURES.path(out_dir, domain, s) for s in RAW_TURNS.shards(data_dir, domain)]
+    finish_turn_features([staged_path(out) for out in outputs], outputs, order, config)
+    _drop_lost_shards(data_dir, domain, (TURN_FEATURES,), out_dir)
+    return time.perf_counter() - clock
 
 
 def features_for_domain(data_dir: Path, out_dir: Path, domain: str,
                         config: FeatureConfig | None = None) -> FeatureStats:
-    """turn_features of every shard of a domain."""
-    return _over_shards(data_dir, domain, (TURN_FEATURES,), out_dir, lambda shard: (
-        compute_turn_features(RAW_TURNS.path(data_dir, domain, shard),
-                              TURN_FEATURES.path(out_dir, domain, shard),
-                              config or FeatureConfig())),
-        FeatureStats())
+    """turn_features of every shard of a domain, the corpus columns counted over the domain."""
+    config = config or FeatureConfig()
+    _shards_of(data_dir, domain)  # a domain with no shard stops here, with its reason
+    order = order_of_domain(data_dir, domain)
+    common = common_words_of_domain(data_dir, domain, order, config)
+    stats = _over_shards(data_dir, domain, (), out_dir, lambda shard: stage_shard_features(
+        data_dir, out_dir, domain, shard, config, common), FeatureStats())
+    stats.seconds["corpus_frequency"] += finish_domain_features(data_dir, out_dir, domain,
+                                                                order, config)
+    return stats
 
 
 def labels_for_domain(out_dir: Path, domain: str, policy: Policy, data_dir: Path | None = None

@@ -1,10 +1,11 @@
 """The whole quality stage over a data directory, outside Dagster (grading, benchmarks).
 
-Per shard of each domain: turn features, then labels; the shards are independent, so they can
-run in `workers` processes, as Dagster's multiprocess executor runs the partitions of the
-`turn_features` and `turn_labels` assets. Dedup across all partitions (cross-shard, like the
-`trajectory_dedup` asset) and scrubbing read only the raw tables, so they run meanwhile, as the
-executor would run those assets. Output layout mirrors the assets:
+Per domain: its common words (a small sample), then per shard its staged features (the shards
+are independent, so they run in `workers` processes, as Dagster's multiprocess executor runs
+partitions), then per domain the corpus frequencies over its shards, every shard's
+turn_features and its labels (quality/sharded.py). Dedup across all partitions (cross-shard,
+like the `trajectory_dedup` asset) and scrubbing read only the raw tables, so they run
+meanwhile, as the executor would run those assets. Output layout mirrors the assets:
 
     {out}/turn_features/domain=<d>/shard=<s>/part-0.parquet
     {out}/turn_labels/domain=<d>/shard=<s>/part-0.parquet
@@ -25,11 +26,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from quality.dedup import DedupConfig, DedupStats, dedup_trajectories
-from quality.features import FeatureConfig, FeatureStats, compute_turn_features
-from quality.labels import LabelStats, label_turns, load_policy
+from quality.domain_order import DomainOrder
+from quality.features import FeatureConfig, FeatureStats
+from quality.labels import LabelStats, load_policy
 from quality.scrub import scrub_partition
-from quality.sharded import SCRUB_TABLES, add_stats
-from quality.tables import TURN_FEATURES, TURN_LABELS
+from quality.sharded import (
+    SCRUB_TABLES,
+    add_stats,
+    common_words_of_domain,
+    finish_domain_features,
+    labels_for_domain,
+    order_of_domain,
+    stage_shard_features,
+)
 from sources.tables import RAW_TRAJECTORIES, RAW_TURNS
 
 
@@ -46,16 +55,15 @@ class StageReport:
     worker_peak_rss_mb: float = 0.0
 
 
-def _features_and_labels(data_dir: Path, out_dir: Path, domain: str, shard: str,
-                         config: FeatureConfig, policy_path: Path | None
-                         ) -> tuple[str, FeatureStats, LabelStats, float]:
-    features = TURN_FEATURES.path(out_dir, domain, shard)
-    f_stats = compute_turn_features(RAW_TURNS.path(data_dir, domain, shard), features, config)
+def _finish_and_label(data_dir: Path, out_dir: Path, domain: str, order: DomainOrder,
+                      config: FeatureConfig, policy_path: Path | None
+                      ) -> tuple[float, LabelStats, float]:
+    """A domain's corpus frequencies and turn_features, then its labels; their seconds."""
+    seconds = finish_domain_features(data_dir, out_dir, domain, order, config)
     clock = time.perf_counter()
     policy = load_policy(policy_path) if policy_path else load_policy()
-    l_stats = label_turns(features, TURN_LABELS.path(out_dir, domain, shard), policy)
-    l_stats_seconds = time.perf_counter() - clock
-    return domain, f_stats, l_stats, l_stats_seconds
+    l_stats = labels_for_domain(out_dir, domain, policy, data_dir=data_dir)
+    return seconds, l_stats, time.perf_counter() - clock
 
 
 def dedup_across_partitions(data_dir: Path, out_root: Path, domains: Sequence[str],
@@ -81,40 +89,48 @@ def _scrub(data_dir: Path, out_dir: Path, domain: str, shard: str) -> float:
 def run_quality_stage(data_dir: Path, out_dir: Path, domains: Sequence[str], workers: int = 1,
                       features: FeatureConfig | None = None, dedup: DedupConfig | None = None,
                       policy_path: Path | None = None, scrub: bool = True) -> StageReport:
-    """Features and labels per shard of each domain, then dedup across domains and shards,
-    then (unless `scrub` is off) the scrubbed copies of the raw tables.
+    """Features and labels of each domain (staged per shard, finished per domain), dedup across
+    domains and shards, then (unless `scrub` is off) the scrubbed copies of the raw tables.
 
     With `workers` > 1 the steps overlap as Dagster's multiprocess executor overlaps the
     assets (dedup and scrub read only the raw tables, not the features): the per-shard
-    features + labels and scrub jobs run in `workers` processes while this process runs the
-    dedup. The outputs are the same either way.
+    features and scrub jobs run in `workers` processes while this process runs the dedup, then
+    each domain's corpus frequencies and labels. The outputs are the same either way.
     """
     features = features or FeatureConfig()
     dedup = dedup or DedupConfig()
     report = StageReport()
     shards = [(d, s) for d in domains for s in RAW_TURNS.shards(data_dir, d)]
     present = list(dict.fromkeys(d for d, _ in shards))
-    jobs = [(data_dir, out_dir, d, s, features, policy_path) for d, s in shards]
-    scrubs = [(data_dir, out_dir, d, s) for d, s in shards] if scrub else []
     began = time.perf_counter()
+    orders = {d: order_of_domain(data_dir, d) for d in present}
+    common = {d: common_words_of_domain(data_dir, d, orders[d], features) for d in present}
+    stage_jobs = [(data_dir, out_dir, d, s, features, common[d]) for d, s in shards]
+    finish_jobs = {d: (data_dir, out_dir, d, orders[d], features, policy_path) for d in present}
+    scrubs = [(data_dir, out_dir, d, s) for d, s in shards] if scrub else []
     if workers > 1 and len(shards) > 1:
         context = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            feature_jobs = [pool.submit(_features_and_labels, *job) for job in jobs]
+            staged = [pool.submit(stage_shard_features, *job) for job in stage_jobs]
             scrub_jobs = [pool.submit(_scrub, *job) for job in scrubs]
             report.dedup = _timed_dedup(data_dir, out_dir, present, dedup, report)
-            results = [job.result() for job in feature_jobs]
+            staged_stats = [job.result() for job in staged]
+            finished = {d: pool.submit(_finish_and_label, *job) for d, job in finish_jobs.items()}
+            results = {d: job.result() for d, job in finished.items()}
             report.wall_seconds["features + labels"] = time.perf_counter() - began
             scrub_seconds = [job.result() for job in scrub_jobs]
     else:
-        results = [_features_and_labels(*job) for job in jobs]
+        staged_stats = [stage_shard_features(*job) for job in stage_jobs]
+        results = {d: _finish_and_label(*job) for d, job in finish_jobs.items()}
         report.wall_seconds["features + labels"] = time.perf_counter() - began
         report.dedup = _timed_dedup(data_dir, out_dir, present, dedup, report)
         scrub_seconds = [_scrub(*job) for job in scrubs]
-    label_seconds = 0.0
-    for domain, f_stats, l_stats, seconds in results:  # a domain's shards add up
+    for (domain, _), f_stats in zip(shards, staged_stats, strict=True):  # shards add up
         report.features[domain] = add_stats(report.features.get(domain, FeatureStats()), f_stats)
-        report.labels[domain] = add_stats(report.labels.get(domain, LabelStats()), l_stats)
+    label_seconds = 0.0
+    for domain, (finish_seconds, l_stats, seconds) in results.items():
+        report.features[domain].seconds["corpus_frequency"] += finish_seconds
+        report.labels[domain] = l_stats
         label_seconds += seconds
     report.wall_seconds["labels (sum over partitions)"] = label_seconds
     if scrub:

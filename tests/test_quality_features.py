@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 from quality_rows import trajectory, write_partition
 
-from quality import features as features_module
+from quality import corpus_columns
 from quality.features import FeatureConfig, compute_turn_features
 from quality.tables import TURN_FEATURES
 
@@ -131,7 +131,7 @@ def test_output_is_streamed_in_row_groups(tmp_path, monkeypatch):
     turns, _ = write_partition(tmp_path, "terminal", hand_made())
     whole, grouped = tmp_path / "whole" / "f.parquet", tmp_path / "grouped" / "f.parquet"
     compute_turn_features(turns, whole)
-    monkeypatch.setattr(features_module, "OUTPUT_ROW_GROUP_ROWS", 4)
+    monkeypatch.setattr(corpus_columns, "OUTPUT_ROW_GROUP_ROWS", 4)
     compute_turn_features(turns, grouped, dataclasses.replace(FeatureConfig(), batch_rows=3))
     assert pq.read_metadata(whole).num_row_groups == 1
     groups = pq.ParquetFile(grouped)

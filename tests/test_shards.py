@@ -24,7 +24,7 @@ from assets.quality import trajectory_dedup, turn_features, turn_labels
 from assets.resources import WorldtraceStorage
 from assets.scrub import scrubbed_traces
 from assets.splits import trajectory_split
-from quality.sharded import CORPUS_COLUMNS
+from quality.sharded import CORPUS_COLUMNS, order_of_domain
 from quality.split import SplitConfig, split_trajectories
 from quality.stage import dedup_across_partitions, run_quality_stage
 from quality.tables import (
@@ -35,6 +35,7 @@ from quality.tables import (
     TRAJECTORY_DEDUP,
     TRAJECTORY_SPLIT,
     TURN_FEATURES,
+    TURN_LABELS,
 )
 from sources.catalog import make_spec
 from sources.factory.scale import generate_corpus, source_name
@@ -105,11 +106,35 @@ def test_per_turn_steps_give_the_rows_of_one_shard(generated) -> None:
         assert TURN_FEATURES.shards(generated[SHARDS], domain) == ["0", "1", "2"]
         for table in (SCRUBBED_TRAJECTORIES, SCRUBBED_TURNS, SCRUB_FINDINGS):
             assert rows(table, generated[SHARDS], domain) == rows(table, generated[1], domain)
-        # every feature but the three counted over the partition a step reads (per shard)
-        assert rows(TURN_FEATURES, generated[SHARDS], domain, CORPUS_COLUMNS) == rows(
-            TURN_FEATURES, generated[1], domain, CORPUS_COLUMNS)
-        assert rows(TURN_FEATURES, generated[SHARDS], domain) != rows(
-            TURN_FEATURES, generated[1], domain)  # what is left to make cross-shard
+        # every feature, the three counted over the whole domain (CORPUS_COLUMNS) too, and so
+        # every label
+        for table in (TURN_FEATURES, TURN_LABELS):
+            assert rows(table, generated[SHARDS], domain) == rows(table, generated[1], domain)
+        # and the three are counted over more than one row: not all ones or zeros
+        values = {c: {r[c] for r in rows(TURN_FEATURES, generated[SHARDS], domain)}
+                  for c in CORPUS_COLUMNS}
+        assert all(len(v) > 2 for v in values.values()), values
+        # nothing staged is left beside the outputs
+        assert not list(TURN_FEATURES.dir(generated[SHARDS]).rglob(".*"))
+
+
+def test_domain_order_is_the_order_of_one_shard(generated) -> None:
+    """The shards merged by (source, path parts) put every turn where one shard has it: the
+    order the common-word sample and the corpus frequencies read (quality/domain_order.py)."""
+    for domain in DOMAINS_USED:
+        one = pq.read_table(RAW_TURNS.path(generated[1], domain, "0"),
+                            columns=["trajectory_id", "turn_index"]).to_pylist()
+        where = {(r["trajectory_id"], r["turn_index"]): i for i, r in enumerate(one)}
+        order = order_of_domain(generated[SHARDS], domain)
+        assert order.rows == len(one) and len(order.positions) == SHARDS
+        for shard, positions in zip(RAW_TURNS.shards(generated[SHARDS], domain),
+                                    order.positions, strict=True):
+            local = pq.read_table(RAW_TURNS.path(generated[SHARDS], domain, shard),
+                                  columns=["trajectory_id", "turn_index"]).to_pylist()
+            assert [where[(r["trajectory_id"], r["turn_index"])] for r in local] == list(
+                positions)
+        assert order_of_domain(generated[1], domain).positions[0].tolist() == list(
+            range(len(one)))
 
 
 def test_cross_shard_steps_give_the_same_bytes(generated) -> None:

@@ -1,0 +1,170 @@
+"""The turn features counted over a whole domain, across its shards: the common ("chrome") words
+that own_words leaves out, corpus_frequency and template_frequency.
+
+Features are computed shard by shard (quality/features.py), in three steps per domain:
+
+1. `domain_common_words`: the words on `common_word_share` of the domain's observations, from a
+   sample of them taken in the domain's order (quality/domain_order.py): each shard reads only
+   its own rows of the sample (a few row groups), never the rest of its text;
+2. per shard, `features.stage_turn_features` computes every other feature with those words and
+   stages its rows with their two MinHash signatures beside the output;
+3. `finish_turn_features`: the two corpus frequencies over the domain from the staged
+   signatures (not the text), then each shard's output streamed from its staged rows.
+
+So a domain cut into shards gets the features of one shard, and a single shard the features it
+always had. Memory of step 3: the domain's signatures of one kind (512 bytes a turn), as one
+shard's were before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from quality import patterns
+from quality.corpus_frequency import corpus_frequency
+from quality.domain_order import DomainOrder
+from quality.minhash import signatures_from_arrow
+from quality.observation_sets import common_words
+from quality.shingles import word_hashes
+from sources.storage import COMPRESSION, atomic_path
+
+if TYPE_CHECKING:
+    from quality.features import FeatureConfig
+
+SIGNATURE_COLUMNS = ("obs_signature", "residual_signature")
+FREQUENCY_COLUMNS = ("corpus_frequency", "template_frequency")
+STAGED_SUFFIX = ".staged"  # .{name}.staged beside the output: step 2's rows, read by step 3
+SAMPLE_GROUPS = 8  # row groups the common-word sample is drawn from, evenly spaced
+SAMPLE_TEXTS = 4096  # ... and about this many observations of them (every k-th)
+# Rows per row group of the output. A partition up to this size is one row group, as
+# `pq.write_table` wrote it before this step streamed (the same bytes); the rows of one group
+# (features only, no text: about 300 bytes a row) bound this step's memory.
+OUTPUT_ROW_GROUP_ROWS = 1 << 17
+
+
+def staged_path(out_path: Path) -> Path:
+    """Where a shard's staged features wait for the domain's corpus frequencies (hidden)."""
+    return out_path.with_name(f".{out_path.name}{STAGED_SUFFIX}")
+
+
+def sample_positions(group_sizes: Sequence[int]) -> np.ndarray:
+    """Positions (domain order) of the common-word sample: the rows of up to SAMPLE_GROUPS
+    evenly spaced row groups, every k-th of them so that about SAMPLE_TEXTS remain."""
+    groups = len(group_sizes)
+    picked = sorted({round(k * (groups - 1) / (SAMPLE_GROUPS - 1))
+                     for k in range(SAMPLE_GROUPS)}) if groups else []
+    starts = np.r_[0, np.cumsum(group_sizes, dtype=np.int64)]
+    rows = np.concatenate([np.arange(starts[g], starts[g + 1]) for g in picked] or
+                          [np.zeros(0, np.int64)])
+    return rows[::max(1, len(rows) // SAMPLE_TEXTS)]
+
+
+def domain_common_words(turns_paths: Sequence[Path], order: DomainOrder,
+                        config: FeatureConfig) -> np.ndarray:
+    """Words on `common_word_share` of the domain's observations (of the sample, see
+    observation_sets.common_words): the same for every shard and batch."""
+    sample = sample_positions(order.group_sizes)
+    texts, where = [], []
+    for path, positions in zip(turns_paths, order.positions, strict=True):
+        local = np.flatnonzero(np.isin(positions, sample))
+        texts.append(_observations(Path(path), local))
+        where.append(positions[local])
+    ordered = np.argsort(np.concatenate(where), kind="stable")
+    observations = (pa.concat_arrays(texts).take(pa.array(ordered)) if texts
+                    else pa.array([], pa.large_string()))
+    normalised = patterns.normalise_protocol_ids(pl.Series("text", observations))
+    words, offsets = word_hashes(normalised, config.shingles.tokens, config.shingles.mask_ids)
+    return common_words(words, offsets, config.common_word_share,
+                        config.common_min_observations)
+
+
+def _observations(turns_path: Path, rows: np.ndarray) -> pa.Array:
+    """The observation of each of `rows` (sorted), reading only the row groups that hold them."""
+    parquet = pq.ParquetFile(turns_path)
+    sizes = [parquet.metadata.row_group(g).num_rows
+             for g in range(parquet.metadata.num_row_groups)]
+    starts = np.r_[0, np.cumsum(sizes, dtype=np.int64)]
+    group_of = np.searchsorted(starts, rows, side="right") - 1
+    parts = [parquet.read_row_group(int(g), columns=["observation"])["observation"]
+             .combine_chunks().take(pa.array(rows[group_of == g] - starts[g]))
+             for g in np.unique(group_of)]
+    return pa.concat_arrays(parts) if parts else pa.array([], pa.large_string())
+
+
+def domain_frequencies(staged_paths: Sequence[Path], order: DomainOrder,
+                       config: FeatureConfig) -> list[dict[str, pa.Array]]:
+    """corpus_frequency and template_frequency of every row of every shard, counted over the
+    domain: one signature column of the domain in memory at a time."""
+    trajectory = np.empty(order.rows, dtype=np.int64)
+    for positions, numbers in zip(order.positions, order.trajectories, strict=True):
+        trajectory[positions] = numbers
+    out: list[dict[str, pa.Array]] = [{} for _ in staged_paths]
+    for column, name in zip(SIGNATURE_COLUMNS, FREQUENCY_COLUMNS, strict=True):
+        sig = np.empty((order.rows, config.minhash.num_perm), dtype=np.uint32)
+        for path, positions in zip(staged_paths, order.positions, strict=True):
+            shard = signatures_from_arrow(pq.read_table(path, columns=[column])[column],
+                                          config.minhash.num_perm)
+            if len(shard) != len(positions):
+                raise ValueError(f"{path}: {len(shard)} staged rows, but its shard has "
+                                 f"{len(positions)} turns (stage the features again)")
+            sig[positions] = shard
+        has_shingles = (sig != 0xFFFFFFFF).any(axis=1)
+        frequency = corpus_frequency(sig, trajectory, has_shingles, config.lsh)
+        del sig
+        for shard_out, positions in zip(out, order.positions, strict=True):
+            shard_out[name] = pa.array(frequency[positions], pa.int64(),
+                                       mask=~has_shingles[positions])
+    return out
+
+
+def finish_turn_features(staged_paths: Sequence[Path], out_paths: Sequence[Path],
+                         order: DomainOrder, config: FeatureConfig) -> None:
+    """Every shard's turn_features (atomic), from its staged rows and the domain's corpus
+    frequencies; the staged files are removed."""
+    frequencies = domain_frequencies(staged_paths, order, config)
+    for staged, out, columns in zip(staged_paths, out_paths, frequencies, strict=True):
+        write_turn_features(staged, out, columns, config)
+        Path(staged).unlink()
+
+
+def write_turn_features(staged: Path, out_path: Path, frequencies: dict[str, pa.Array],
+                        config: FeatureConfig) -> None:
+    """The final table, streamed: the staged rows, one row group at a time, plus the corpus
+    frequencies, without traj_seq and the signatures."""
+    parts = pq.ParquetFile(staged)
+    kept = [c for c in parts.schema_arrow.names if c not in (*SIGNATURE_COLUMNS, "traj_seq")]
+    fields = [parts.schema_arrow.field(c) for c in kept]
+    fields += [pa.field(name, pa.int64()) for name in FREQUENCY_COLUMNS]
+    schema = pa.schema(fields, metadata={b"feature_config": str(config).encode()})
+    with atomic_path(out_path) as tmp, pq.ParquetWriter(tmp, schema,
+                                                        compression=COMPRESSION) as writer:
+        written = 0
+        for rows in _row_groups(parts, kept, OUTPUT_ROW_GROUP_ROWS):
+            for name in FREQUENCY_COLUMNS:
+                rows = rows.append_column(name, frequencies[name].slice(written, rows.num_rows))
+            writer.write_table(rows.replace_schema_metadata(schema.metadata),
+                               row_group_size=OUTPUT_ROW_GROUP_ROWS)
+            written += rows.num_rows
+        if written == 0:  # as pq.write_table writes an empty table: one empty row group
+            writer.write_table(schema.empty_table())
+
+
+def _row_groups(parts: pq.ParquetFile, columns: list[str], size: int) -> Iterator[pa.Table]:
+    """The rows of `parts` in tables of `size` rows (the last one shorter), read one row group
+    at a time."""
+    pending: pa.Table | None = None
+    for group in range(parts.num_row_groups):
+        table = parts.read_row_group(group, columns=columns)
+        pending = table if pending is None else pa.concat_tables([pending, table])
+        while pending.num_rows >= size:
+            yield pending.slice(0, size)
+            pending = pending.slice(size)
+    if pending is not None and pending.num_rows:
+        yield pending
