@@ -152,9 +152,11 @@ class LabelStats:
                  "ambiguous": self.ambiguous_rules[rule]} for rule in RULE_IDS]
 
 
-def label_turns(features_path: Path, out_path: Path, policy: Policy | None = None
-                ) -> LabelStats:
-    """Write one labelled row per turn of `features_path` to `out_path` (Parquet, atomic)."""
+def label_turns(features_path: Path, out_path: Path, policy: Policy | None = None,
+                trajectories: int | None = None) -> LabelStats:
+    """Write one labelled row per turn of `features_path` to `out_path` (Parquet, atomic).
+    `trajectories`: the domain's trajectory count, the boilerplate floor's base, when the file
+    is one shard of it (default: the file's own)."""
     policy = policy or load_policy()
     rules_sql = load_sql(__file__, "rules.sql")
     labels_sql = load_sql(__file__, "labels.sql").replace(
@@ -162,8 +164,11 @@ def label_turns(features_path: Path, out_path: Path, policy: Policy | None = Non
     con = duckdb.connect()
     try:
         parquet_view(con, "features", features_path, file_row_number=True)
+        if trajectories is None:
+            trajectories = distinct_trajectories(con)
         for variant, params in policy.variants().items():
-            con.execute(f"CREATE TEMP TABLE rules_{variant} AS {rules_sql}", params)
+            con.execute(f"CREATE TEMP TABLE rules_{variant} AS {rules_sql}",
+                        params | {"trajectories": trajectories})
         table = query_arrow(con, labels_sql, policy.label_params())
     finally:
         con.close()
@@ -182,6 +187,11 @@ def label_turns(features_path: Path, out_path: Path, policy: Policy | None = Non
         if row["ambiguous"]:
             stats.ambiguous_rules[row["rule"]] += n
     return stats
+
+
+def distinct_trajectories(con: duckdb.DuckDBPyConnection) -> int:
+    """Distinct trajectory ids of the `features` view."""
+    return int(con.execute("SELECT count(DISTINCT trajectory_id) FROM features").fetchone()[0])
 
 
 def examples_markdown(labels_path: Files, turns_path: Files, per_category: int = 2,

@@ -5,11 +5,11 @@
 -- features (f.*) and thresholds ($*) of every WHEN below to record and explain what a rule
 -- read: keep one rule per WHEN, its id in the THEN.
 
+-- $trajectories: the domain's trajectories (all its shards), so a shard's floor is its domain's.
 WITH boilerplate_floor AS (
     SELECT greatest($boilerplate_min_trajectories,
-                    $boilerplate_min_trajectory_share * count(DISTINCT trajectory_id))
+                    $boilerplate_min_trajectory_share * $trajectories)
            AS min_trajectories
-    FROM features
 )
 SELECT
     f.file_row_number,

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+import duckdb
 import numpy as np
 
 from quality.corpus_columns import (
@@ -32,7 +33,7 @@ from quality.corpus_columns import (
 )
 from quality.domain_order import DomainOrder, domain_order
 from quality.features import FeatureConfig, FeatureStats, stage_turn_features
-from quality.labels import LabelStats, Policy, label_turns
+from quality.labels import LabelStats, Policy, distinct_trajectories, label_turns
 from quality.scrub import ScrubStats, scrub_partition
 from quality.tables import (
     SCRUB_FINDINGS,
@@ -41,6 +42,7 @@ from quality.tables import (
     TURN_FEATURES,
     TURN_LABELS,
 )
+from sources.storage import parquet_view
 from sources.tables import RAW_TRAJECTORIES, RAW_TURNS, Table
 
 SCRUB_TABLES = (SCRUBBED_TRAJECTORIES, SCRUBBED_TURNS, SCRUB_FINDINGS)
@@ -138,10 +140,20 @@ def features_for_domain(data_dir: Path, out_dir: Path, domain: str,
 def labels_for_domain(out_dir: Path, domain: str, policy: Policy, data_dir: Path | None = None
                       ) -> LabelStats:
     """turn_labels of every shard of a domain (from the turn_features under `out_dir`; the
-    shards are those of raw_turns under `data_dir`, by default `out_dir`)."""
-    return _over_shards(data_dir or out_dir, domain, (TURN_LABELS,), out_dir, lambda shard: (
+    shards are those of raw_turns under `data_dir`, by default `out_dir`), the boilerplate
+    floor counted over the domain's trajectories."""
+    data_dir = data_dir or out_dir
+    _shards_of(data_dir, domain)  # a domain with no shard stops here, with its reason
+    con = duckdb.connect()
+    try:
+        parquet_view(con, "features", TURN_FEATURES.domain_glob(out_dir, domain))
+        trajectories = distinct_trajectories(con)
+    finally:
+        con.close()
+    return _over_shards(data_dir, domain, (TURN_LABELS,), out_dir, lambda shard: (
         label_turns(TURN_FEATURES.path(out_dir, domain, shard),
-                    TURN_LABELS.path(out_dir, domain, shard), policy)), LabelStats())
+                    TURN_LABELS.path(out_dir, domain, shard), policy, trajectories)),
+        LabelStats())
 
 
 def scrub_domain(data_dir: Path, out_dir: Path, domain: str) -> ScrubStats:
