@@ -65,6 +65,9 @@ REFUSALS: tuple[str, ...] = (
     r"(?i)\bno such (file|directory|table|column|key|user|element|host)\b",
     r'\A\s*\{\s*"(total|total_results|totalCount|total_count|num_results|hits)"\s*:\s*0\b',
     r"(?im)^[\w.-]+: invalid (input|argument|option)\b",
+    # (policy v15) A refusal that names what is missing, as a whole short line: "No file open.
+    # Use the `open` command first.", "No session selected", "No document is loaded".
+    r"(?im)^no (\w+ ){1,3}(is |are )?(open|opened|selected|loaded|active|running)\b[^\n]{0,80}$",
 )
 
 # Tool results (MCP, function calling): the error object or flag of the protocol, or a text
@@ -86,6 +89,10 @@ PAGE_ERRORS: tuple[str, ...] = (
     r"|this site can.t be reached)",
     # Chromium's net error codes (ERR_CONNECTION_REFUSED, ...), upper case only.
     r"\bERR_[A-Z_]{4,}\b",
+    # (policy v15) The browser's own error page in place of the one asked for: its address
+    # is an internal error scheme ("chrome-error://chromewebdata/", Firefox's
+    # "about:neterror").
+    r"(?i)\b[a-z]+-error:\s*//|\babout:neterror\b",
 )
 
 # GUI screens (Android UI element lists, desktop accessibility trees): the system's own error
@@ -146,10 +153,24 @@ EMPTY_OUTPUT_WRAPPERS: tuple[str, ...] = (
     r"(?m)^[ \t]*[\w.-]+@[\w.-]+:[~/\w.-]*[#$][ \t]*$",
     # A browser's tab bar and an empty page root (WebArena / BrowserGym trees): a blank or failed
     # tab shows these and nothing else.
-    r"(?m)^Tab [0-9]+( \(current\))?: [^\n]*$",
+    r"(?m)^[^\w\n]*Tab [0-9]+( \(current\))?: [^\n]*$",
     r"\[[0-9]+\] RootWebArea '[^'\n]*'( focused: True)?",
+    # (policy v15) ... and in a pruned tree: the page's root element [0] without a name
+    # ("[0] IMG ''", "[0] ?") and a note that no element is left ("[NO relevant elements]").
+    r"(?m)^[ \t]*\[0\][ \t]+([A-Za-z]+[ \t]+''|\?)[ \t]*$",
+    r"(?i)\[[ \t]*no [a-z ]{0,30}elements?[ \t]*\]",
     # A screenshot reference standing in for an image (sources/readers/osworld.py writes these).
     r"(?im)^screenshot: \S+\.(png|jpe?g|gif|webp|bmp)[ \t]*$",
+    # (policy v15) An image's stand-in and the sentence that hands it over: "[image]" (the
+    # readers' placeholder for an image block), "[Screenshot removed to save tokens]", "Here is
+    # the next screenshot." -- the text a world model would predict is not there.
+    r"(?i)\[(image|screenshot)\b[^\]\n]{0,60}\]",
+    r"(?i)\bhere is the (next |new |current )?screenshot\b[.:]?",
+    # (policy v15) A header line that introduces an empty list and nothing else ("Executed
+    # the tool call: []"): nothing was run, nothing came back -- a bare frame, and a bare empty
+    # list is empty by notes/turn-categories.md. Plain text only (no quote or brace: a JSON
+    # key's empty list is part of a record).
+    r"(?m)^[ \t]*[A-Za-z][^\n\"{}]*:[ \t]*\[[ \t]*\][ \t]*$",
     # The frame of an MCP text content block, {"type":"text","text":"...","annotations":null},
     # and the JSON escapes inside it: what is left is the tool's own text.
     r'\{\s*"type"\s*:\s*"text"\s*,\s*"text"\s*:\s*"',

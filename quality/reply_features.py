@@ -19,7 +19,8 @@ Columns (REPLY_COLUMN_DOCS):
 - confirm_prompt: the observation asks the agent to confirm ("Are you sure you want to ...");
 - foreign_ids: identifier-like tokens (paths, e-mail addresses, dotted or mixed letter-digit
   names) left that the action did not contain (counted for acknowledgements only, else 0);
-- action_line_share, seen_line_share: see line_shares;
+- action_line_share, seen_line_share, prev_line_share: see line_shares;
+- blank_view: a file view whose numbered lines are all blank (a new or emptied file);
 - repeat_masked: 1 when the observation equals the previous one once timestamps, clock
   times, hex ids and long numbers are masked and whitespace collapsed, 2 when it equals an
   earlier one, else 0 (a match that differs where the action's arguments are quoted does not
@@ -84,6 +85,13 @@ _LINE_PREFIX = re.compile(r"(?m)^[ \t]*(\d+:|[+>] |[\w.-]+@[\w.-]+:[~/\w.-]*[#$]
 _REPLY_KEY = re.compile(r'(?m)"[\w .-]{1,40}"\s*:|^[ \t]*-?[ \t]*[a-z_][a-z0-9_]*:(?=\s|$)')
 _NOT_CONTENT = string.punctuation + string.whitespace  # a line of only these is no content
 _HAS_CONTENT = re.compile(f"[^{re.escape(_NOT_CONTENT)}]")
+# A GUI tree's element number at the start of a line ("[12] SPAN 'Orders'"), after any stray
+# markup in front of it: the numbering changes when the page is pruned or re-rendered, the
+# element does not (prev_line_share).
+_ELEMENT_NUMBER = re.compile(r"^[^\w\[]*\[\d+\]")
+_STRAY_MARKUP = re.compile(r"^[^\w\[]+")
+# A file view's numbered line ("12:    return a / b") and what follows the number.
+_VIEW_LINE = re.compile(r"(?m)^[ \t]*\d+:(.*)$")
 MIN_ECHO_LINE = 8  # an action line shorter than this restates nothing when found in a line
 LINE_MAX_CHARS = 12_000  # line shares are computed for observations up to this long
 
@@ -92,6 +100,11 @@ REPLY_COLUMN_DOCS: dict[str, str] = {
                          "(the typed command on a terminal, the lines just inserted in a view)",
     "seen_line_share": "share of its content lines shown by an earlier observation of the "
                        "trajectory or holding one of the action's values",
+    "prev_line_share": "share of its content lines (element numbers masked) that the previous "
+                       "observation showed: 1.0 for the previous screen again, reordered or "
+                       "cut down (NULL on a trajectory's first turn)",
+    "blank_view": "a file view whose every numbered line ('1:', '2:', ...) is blank: a new or "
+                  "emptied file shown by the tool that made it",
     "arg_chars_found": "characters of the action's argument values found verbatim in the "
                        "observation (echo evidence)",
     "ack_words": "words of a short observation once argument values, the exit-status sentence "
@@ -235,29 +248,51 @@ def _lines_holding(joined: str, starts: list[int], needle: str, whole_word: bool
         at = joined.find(needle, at + 1)
 
 
+def _element_lines(observation: str) -> set[str]:
+    """The distinct content lines of an observation as they are (a moved bounding box or a
+    new clock time is a new line), element numbers and stray markup in front masked."""
+    lines = (_STRAY_MARKUP.sub("", _ELEMENT_NUMBER.sub("[0]", line.strip(), count=1))
+             for line in observation.splitlines())
+    return {line for line in lines if _HAS_CONTENT.search(line)}
+
+
+def blank_view(observation: str) -> bool:
+    """The observation shows numbered lines, and nothing after any of their numbers."""
+    if len(observation) > LINE_MAX_CHARS or ":" not in observation:
+        return False
+    bodies = _VIEW_LINE.findall(observation)
+    return bool(bodies) and not any(_HAS_CONTENT.search(body) for body in bodies)
+
+
 def line_shares(actions: list[str], action_args: list[list[str]], observations: list[str],
                 lined: list[str], turn: np.ndarray
-                ) -> tuple[list[float | None], list[float | None]]:
+                ) -> tuple[list[float | None], list[float | None], list[float | None]]:
     """Per turn, over the observation's distinct content lines (a letter or digit):
     action_line_share, the share that restate the action (a line of it, or a line that is
     mostly one of its lines: a terminal echoing the command, a view of the lines just
-    inserted), and seen_line_share, the share shown by an earlier observation of the trajectory
+    inserted), seen_line_share, the share shown by an earlier observation of the trajectory
     or holding one of the action's values as a whole word (a file view again with only the
-    edited line changed). NULL when the observation has no content line or is longer than
-    LINE_MAX_CHARS. `lined` holds the masked texts without line marks (masked_texts)."""
+    edited line changed), and prev_line_share, the share the previous observation showed once
+    element numbers are masked (a screen again, reordered or cut down; NULL on the first turn;
+    lines as they are otherwise: a moved bounding box or a new clock time is a change).
+    NULL when the observation has no content line or is longer than LINE_MAX_CHARS. `lined`
+    holds the masked texts without line marks (masked_texts)."""
     action_share: list[float | None] = []
     seen_share: list[float | None] = []
+    prev_share: list[float | None] = []
     seen: set[str] = set()
+    previous: set[str] | None = None
     for row, (action, values, observation) in enumerate(
             zip(actions, action_args, observations, strict=True)):
         if turn[row] == 0:
-            seen = set()
+            seen, previous = set(), None
         observation = observation or ""
-        if len(observation) > LINE_MAX_CHARS:
-            action_share.append(None)
-            seen_share.append(None)
-            continue
-        keys = _line_keys(lined[row])
+        keys = [] if len(observation) > LINE_MAX_CHARS else _line_keys(lined[row])
+        elements = _element_lines(observation) if keys else set()
+        prev_share.append(None if previous is None or not keys
+                          else len(elements & previous) / len(elements))
+        # (an observation too long to read line by line leaves nothing to compare with)
+        previous = elements if len(observation) <= LINE_MAX_CHARS else set()
         if not keys:
             action_share.append(None)
             seen_share.append(None)
@@ -277,7 +312,7 @@ def line_shares(actions: list[str], action_args: list[list[str]], observations: 
         action_share.append(sum(restating) / len(keys))
         seen_share.append(sum(known) / len(keys))
         seen.update(keys)
-    return action_share, seen_share
+    return action_share, seen_share, prev_share
 
 
 def reply_columns(batch: pa.Table, turn: np.ndarray) -> dict[str, pa.Array]:
@@ -291,11 +326,14 @@ def reply_columns(batch: pa.Table, turn: np.ndarray) -> dict[str, pa.Array]:
     found, words, lines, ack, confirm, foreign = (
         (list(c) for c in zip(*rows, strict=True)) if rows else ([], [], [], [], [], []))
     flat, lined = masked_texts(observations)
-    action_share, seen_share = line_shares(actions, action_args, observations, lined, turn)
+    action_share, seen_share, prev_share = line_shares(actions, action_args, observations,
+                                                       lined, turn)
     return {
         **mirrored_columns(actions, observations, batch["tool_name"].to_pylist(), arguments),
         "action_line_share": pa.array(action_share, pa.float64()),
         "seen_line_share": pa.array(seen_share, pa.float64()),
+        "prev_line_share": pa.array(prev_share, pa.float64()),
+        "blank_view": pa.array([blank_view(o or "") for o in observations], pa.bool_()),
         "arg_chars_found": pa.array(found, pa.int32()),
         "ack_words": pa.array(words, pa.int32()),
         "ack_lines": pa.array(lines, pa.int32()),

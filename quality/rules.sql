@@ -24,6 +24,11 @@ SELECT
                       AND f.repeat_masked <> 1) THEN 'unchanged.previous'
         -- ... also once clocks, timestamps and ids are masked (a status with a new time)
         WHEN f.repeat_masked = 1 THEN 'unchanged.previous_masked'
+        -- ... or, for a GUI screen or web page, nothing but elements of the previous screen
+        -- (element numbers masked): the same screen reordered or cut down to fewer elements
+        WHEN f.observation_format IN ('ui_elements', 'a11y_tree', 'html', 'page_text')
+             AND f.prev_line_share >= $unchanged_min_screen_prev_line_share
+             THEN 'unchanged.screen_subset'
         -- most lines restate the action (the typed command, the lines just inserted)
         WHEN f.action_line_share >= $echo_min_action_line_share THEN 'echo.action_lines'
         -- an acknowledgement that restates the call's arguments ("Wrote to PATH")
@@ -51,6 +56,10 @@ SELECT
                                                    'page_text')
                       OR f.jaccard_prev >= $unchanged_min_screen_jaccard_prev))
              THEN 'echo.action_text'
+        -- a new or emptied file, shown empty by the tool that wrote it (echo before
+        -- boilerplate: the same empty view recurs in every run that creates a file)
+        WHEN f.blank_view AND f.write_call AND f.arg_chars_found >= $echo_min_arg_chars
+             THEN 'echo.empty_view'
         -- the same observation, as a whole, in many trajectories
         WHEN f.corpus_frequency >= b.min_trajectories THEN 'boilerplate.corpus_frequency'
         -- a generic acknowledgement with nothing of the call or the step in it

@@ -26,6 +26,7 @@ _FEATURE_SCHEMA = pa.schema([
     ("is_error", pa.bool_()), ("error_source", pa.string()), ("fields_sent", pa.int32()),
     ("fields_mirrored", pa.int32()), ("write_call", pa.bool_()),
     ("action_line_share", pa.float64()), ("seen_line_share", pa.float64()),
+    ("prev_line_share", pa.float64()), ("blank_view", pa.bool_()),
     ("arg_chars_found", pa.int32()), ("ack_words", pa.int32()), ("ack_lines", pa.int32()),
     ("ack_phrase", pa.bool_()),
     ("confirm_prompt", pa.bool_()), ("foreign_ids", pa.int32()), ("repeat_masked", pa.int8()),
