@@ -100,7 +100,7 @@ def category_chart(counts: dict[str, int]) -> str:
     return records_table(rows)
 
 
-@dg.asset(partitions_def=domain_partitions, deps=reads(RAW_TURNS), **INFO)
+@dg.asset(partitions_def=domain_partitions, deps=reads(RAW_TURNS, RAW_TRAJECTORIES), **INFO)
 def turn_features(context: dg.AssetExecutionContext, config: FeatureSettings,
                   storage: WorldtraceStorage) -> dg.MaterializeResult:
     """Per-turn features of one domain, computed in DuckDB and numpy MinHash: overlap with the
