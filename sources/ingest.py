@@ -42,7 +42,7 @@ from sources.schema import (
     Trajectory,
 )
 from sources.shards import DEFAULT_SHARDING, ShardConfig
-from sources.source_merge import RunOutput, merged_output
+from sources.source_merge import RunOutput, RunShards, merged_output
 from sources.storage import ParquetSink
 from sources.tables import INGEST_QUARANTINE, RAW_TRAJECTORIES, RAW_TURNS
 
@@ -225,24 +225,30 @@ def read_input(path: Path, reader: Reader) -> Iterator[Trajectory | Quarantine]:
 
 
 def ingest_source(
-    spec: SourceSpec, stats: IngestStats, pool: InputPool | None = None
+    spec: SourceSpec, stats: IngestStats, pool: InputPool | None = None,
+    wanted: Callable[[str], bool] | None = None,
 ) -> Iterator[IngestedTrajectory | QuarantinedRecord]:
     """Canonical rows for every trajectory of one source, quarantine rows for what fails, in
     input order (with a `pool`, inputs are read in its worker processes, the order kept).
+    With `wanted`, only the inputs whose path relative to the source root it accepts (one
+    shard's inputs) are read.
 
     The domain is the catalog's when set, else the record's own (AgentWorldBench, chat JSONL),
     else the reader's default.
     """
     counts = stats.counts(spec.name)
+    inputs = iter_inputs(spec, stats)
+    if wanted is not None:
+        inputs = (entry for entry in inputs if wanted(relative_name(entry.path, spec.root)))
     if not spec.path.exists() and not any(c in str(spec.path) for c in GLOB_CHARACTERS):
         missing = Quarantine(str(spec.path), "path", "source path does not exist")
         records: Iterable[IngestedTrajectory | QuarantinedRecord] = [
-            _quarantine_row(missing, spec, spec.domain or "unknown", "none")]
+            _quarantine_row(missing, spec, spec.domain or "unknown", "none")
+        ] if wanted is None or wanted(missing.source_path) else []
     elif pool is None:
-        records = (record for entry in iter_inputs(spec, stats)
-                   for record in input_records(spec, entry, counts))
+        records = (record for entry in inputs for record in input_records(spec, entry, counts))
     else:
-        records = pool.records(spec, iter_inputs(spec, stats), counts)
+        records = pool.records(spec, inputs, counts)
     for record in records:
         count_record(record, counts)
         yield record
@@ -375,6 +381,7 @@ def write_tables(
     replace: bool = False,
     workers: int = 1,
     shards: ShardConfig = DEFAULT_SHARDING,
+    only_shard: str | None = None,
 ) -> IngestStats:
     """Ingest every source into the canonical tables under `data_dir`.
 
@@ -383,17 +390,27 @@ def write_tables(
     unless `replace` (see `sources.source_merge`). `domains` lists partitions to write even when
     empty (a Dagster partition run names its own). A failure leaves the previous files in place.
     With `workers` > 1 the inputs are read in that many processes (sources/ingest_pool.py):
-    the same bytes, faster. `shards` says how many shards each domain is cut into.
+    the same bytes, faster. `shards` says how many shards each domain is cut into;
+    `only_shard` (a partition step of one shard) reads only the inputs whose path hashes to that
+    shard and rewrites only that shard (and the stale shards a lowered count left), so the
+    steps of a domain's shards can run at once.
     """
     stats = IngestStats()
     specs = list(specs)
-    with merged_output(specs, data_dir, TABLE_SCHEMAS, replace) as output, ExitStack() as stack:
+    if only_shard is not None and only_shard not in shards.keys:
+        raise ValueError(f"shard {only_shard!r} is not one of the {shards.shards_per_domain} "
+                         f"configured shards {shards.keys}")
+    run_shards = RunShards(tuple(shards.keys), only_shard)
+    with merged_output(specs, data_dir, TABLE_SCHEMAS, replace, run_shards) as output, \
+            ExitStack() as stack:
         sinks = PartitionSinks(output, stack, shards)
         pool = stack.enter_context(InputPool(PoolConfig(workers))) if workers > 1 else None
         for domain in domains:  # a named domain has its first shard even when empty
-            sinks.open(RAW_TURNS.name, domain, shards.keys[0])
+            sinks.open(RAW_TURNS.name, domain, only_shard or shards.keys[0])
+        wanted = None if only_shard is None else (
+            lambda source_path: shards.shard_of(source_path) == only_shard)
         for spec in specs:
-            for record in ingest_source(spec, stats, pool):
+            for record in ingest_source(spec, stats, pool, wanted):
                 if isinstance(record, IngestedTrajectory):
                     row = record.trajectory
                     domain, source_path = row["domain"], row["source_path"]

@@ -10,9 +10,8 @@ sinks write fresh files beside the partitions, and a fresh file that holds the p
 source is renamed into place (the merge would copy it unchanged); only a partition shared with
 other sources is merged. A killed run's leftovers are removed by the next run.
 
-Which path each source was read from is recorded beside the tables, one small JSON per domain:
-
-    {data}/_sources/domain=swe.json   {"A": {"path": "/abs/A", "format": "auto"}, "B": {...}}
+Which path each source was read from is recorded beside the tables, one small JSON per shard
+of a domain (sources/source_manifest.py).
 
 A run whose source name is already in the output but was read from another path would replace
 someone else's data under the same name: it is refused (`SourceConflict`) unless the caller
@@ -22,9 +21,10 @@ passes replace=True (`worldtrace ingest --replace`).
 from __future__ import annotations
 
 import contextlib
-import json
 import os
+import shutil
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
@@ -32,43 +32,34 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from sources.catalog import SourceSpec
+from sources.source_manifest import (
+    Manifest,
+    load_manifest,
+    manifest_path,
+    recorded_domains,
+    retire_legacy_manifest,
+    write_shard_manifest,
+)
 from sources.storage import (
     COMPRESSION,
     FRESH_SUFFIX,
     ROWS_PER_BATCH,
     atomic_path,
     owner_tag,
+    partition_dir,
     partition_path,
     remove_stale_temps,
     shard_keys,
 )
-
-MANIFEST_DIR = "_sources"  # leading "_": hive readers (DuckDB, pyarrow) skip it
 
 
 class SourceConflict(ValueError):
     """A source name already in the output, read from another path."""
 
 
-def manifest_path(data_dir: Path, domain: str) -> Path:
-    return data_dir / MANIFEST_DIR / f"domain={domain}.json"
-
-
-def load_manifest(data_dir: Path, domain: str) -> dict[str, dict[str, str]]:
-    """Sources recorded in one domain of the output: name -> {"path", "format"}."""
-    path = manifest_path(data_dir, domain)
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-
-
 def source_entry(spec: SourceSpec) -> dict[str, str]:
     """What identifies a source's input: its absolute path and format."""
     return {"path": str(spec.path.absolute()), "format": spec.format}
-
-
-def recorded_domains(data_dir: Path) -> list[str]:
-    """Domains the output already records sources for."""
-    folder = data_dir / MANIFEST_DIR
-    return sorted(p.stem.removeprefix("domain=") for p in folder.glob("domain=*.json"))
 
 
 def check_conflicts(specs: Iterable[SourceSpec], data_dir: Path, replace: bool) -> None:
@@ -84,20 +75,6 @@ def check_conflicts(specs: Iterable[SourceSpec], data_dir: Path, replace: bool) 
                     f"{entry['path']}; this run reads {wanted[name]['path']}. Give this source "
                     f"another name (--source NAME), or pass --replace to replace its rows."
                 )
-
-
-def write_manifest(
-    data_dir: Path, domain: str, run: dict[str, dict[str, str]], present: set[str]
-) -> None:
-    """Record the domain's sources: kept ones as they were, this run's where it wrote rows."""
-    kept = {k: v for k, v in load_manifest(data_dir, domain).items() if k not in run}
-    kept.update({name: entry for name, entry in run.items() if name in present})
-    path = manifest_path(data_dir, domain)
-    if not kept:
-        path.unlink(missing_ok=True)
-        return
-    with atomic_path(path) as tmp:
-        tmp.write_text(json.dumps(kept, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
 
 def _source_names(path: Path | None) -> set[str]:
@@ -184,9 +161,24 @@ class RunOutput:
             self.fresh_path(table, domain, shard).unlink(missing_ok=True)
 
 
+@dataclass(frozen=True)
+class RunShards:
+    """Which shards of its domains a run writes: `keys`, the configured shards of a domain;
+    `only`, the one shard a partition step owns (None: every shard, a whole-domain run). A
+    shard on disk outside `keys` (the shard count was lowered) is stale: every run of the domain
+    removes its sources' rows from it, and deletes it once it holds no source."""
+
+    keys: tuple[str, ...] = ("0",)
+    only: str | None = None
+
+    def owns(self, shard: str) -> bool:
+        return self.only is None or shard == self.only or shard not in self.keys
+
+
 @contextlib.contextmanager
 def merged_output(
-    specs: list[SourceSpec], data_dir: Path, schemas: dict[str, pa.Schema], replace: bool = False
+    specs: list[SourceSpec], data_dir: Path, schemas: dict[str, pa.Schema], replace: bool = False,
+    shards: RunShards = RunShards(),
 ) -> Iterator[RunOutput]:
     """The run's fresh partition files, moved or merged into `data_dir` on success.
 
@@ -201,7 +193,7 @@ def merged_output(
     try:
         yield output
         run = {spec.name: source_entry(spec) for spec in specs}
-        merge_into(data_dir, output, schemas, run)
+        merge_into(data_dir, output, schemas, run, shards)
     finally:
         output.discard()
 
@@ -222,27 +214,36 @@ def place_partition(
 
 
 def merge_into(
-    data_dir: Path, output: RunOutput, schemas: dict[str, pa.Schema],
-    run: dict[str, dict[str, str]]
+    data_dir: Path, output: RunOutput, schemas: dict[str, pa.Schema], run: Manifest,
+    shards: RunShards = RunShards(),
 ) -> None:
     """Place every partition the run wrote into `data_dir`; in a domain where the manifest
-    records one of this run's sources, every shard on disk loses that source's old rows
-    (the run's rows of it are in the shards it wrote; a changed shard count moves them).
+    records one of this run's sources, every shard on disk that the run owns loses that
+    source's old rows (the run's rows of it are in the shards it wrote; a changed shard count
+    moves them), and each touched shard's manifest is rewritten.
 
-    Only those domains are touched (other domains may be written by a concurrent partition run).
+    Only those domains and shards are touched: other domains, and the other shards of a domain,
+    may be written by a concurrent partition run.
     """
     written = output.partitions()
     recorded = {domain for domain in recorded_domains(data_dir)
                 if set(load_manifest(data_dir, domain)) & set(run)}
     on_disk = {(domain, shard) for domain in recorded for table in schemas
-               for shard in shard_keys(data_dir, table, domain)}
+               for shard in shard_keys(data_dir, table, domain) if shards.owns(shard)}
     touched = written | on_disk
-    for domain in sorted({domain for domain, _ in touched}):
+    for domain, shard in sorted(touched):
         present: set[str] = set()
-        for shard in sorted({s for d, s in touched if d == domain}):
-            for table, schema in schemas.items():
-                fresh = output.fresh_path(table, domain, shard)
-                final = partition_path(data_dir, table, domain, shard)
-                present |= place_partition(final, fresh if fresh.is_file() else None, schema,
-                                           set(run))
-        write_manifest(data_dir, domain, run, present)
+        for table, schema in schemas.items():
+            fresh = output.fresh_path(table, domain, shard)
+            final = partition_path(data_dir, table, domain, shard)
+            present |= place_partition(final, fresh if fresh.is_file() else None, schema,
+                                       set(run))
+        if shard not in shards.keys and not present:  # stale and empty: gone
+            for table in schemas:
+                shutil.rmtree(partition_dir(data_dir, table, domain, shard), ignore_errors=True)
+            manifest_path(data_dir, domain, shard).unlink(missing_ok=True)
+        else:
+            write_shard_manifest(data_dir, domain, shard, run, present)
+    for domain in sorted({domain for domain, _ in touched}):
+        retire_legacy_manifest(data_dir, domain, shard_keys(data_dir, next(iter(schemas)),
+                                                            domain))

@@ -256,3 +256,54 @@ def test_the_cli_ingests_into_shards(generated, tmp_path) -> None:
                  "--out", str(out), "--quiet", "--shards", str(SHARDS)]) == 0
     assert RAW_TURNS.shards(out, "swe") == ["0", "1", "2"]
     assert rows(RAW_TURNS, out, "swe") == rows(RAW_TURNS, generated[1], "swe")
+
+
+def _ingest_one_shard(specs: list, data: Path, shard: str) -> None:
+    write_tables(specs, data, domains=DOMAINS_USED, shards=ShardConfig(SHARDS), only_shard=shard)
+
+
+def test_shards_of_a_domain_ingested_at_once_give_the_whole_domain_run(generated, tmp_path
+                                                                       ) -> None:
+    """Each shard's ingest (a Dagster shard step) run at the same time, in its own process:
+    each writes only its shard and its shard's source manifest, so the files equal a
+    whole-domain ingest and the domain's manifest names every source, whatever the order the
+    writers finish in."""
+    import multiprocessing
+
+    from sources.source_manifest import load_manifest, manifest_shards
+
+    data = tmp_path / "data"
+    context = multiprocessing.get_context("spawn")
+    workers = [context.Process(target=_ingest_one_shard, args=(generated["specs"], data, str(s)))
+               for s in range(SHARDS)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=600)
+        assert worker.exitcode == 0
+    for table in (RAW_TRAJECTORIES, RAW_TURNS, INGEST_QUARANTINE):
+        for domain in DOMAINS_USED:
+            assert table.shards(data, domain) == ["0", "1", "2"]
+            for shard in table.shards(data, domain):
+                assert (table.path(data, domain, shard).read_bytes()
+                        == table.path(generated[SHARDS], domain, shard).read_bytes())
+    for domain in DOMAINS_USED:
+        assert manifest_shards(data, domain) == ["0", "1", "2"]
+        assert load_manifest(data, domain) == load_manifest(generated[SHARDS], domain)
+        assert set(load_manifest(data, domain)) == {source_name(domain)}
+
+
+def test_shards_of_sources_are_the_shards_their_files_hash_to(generated, tmp_path) -> None:
+    from sources.shard_inputs import shards_of_sources
+
+    for domain in DOMAINS_USED:
+        specs = [spec for spec in generated["specs"] if spec.domain == domain]
+        assert shards_of_sources(specs, ShardConfig(SHARDS)) == RAW_TURNS.shards(
+            generated[SHARDS], domain) == ["0", "1", "2"]
+        assert shards_of_sources(specs, ShardConfig(1)) == ["0"]
+    missing = make_spec("ghost", tmp_path / "nope", "web")
+    assert shards_of_sources([missing], ShardConfig(SHARDS)) == [
+        shard_of(str(missing.path), SHARDS)]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert shards_of_sources([make_spec("none", empty, "web")], ShardConfig(SHARDS)) == ["0"]
