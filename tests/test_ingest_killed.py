@@ -127,6 +127,7 @@ compute_turn_features(Path(sys.argv[1]), Path(sys.argv[2]), FeatureConfig(batch_
 
 
 def test_killed_feature_step_rerun_gives_the_same_bytes(tmp_path: Path) -> None:
+    from quality.corpus_columns import staged_path
     from quality.features import FeatureConfig, compute_turn_features
 
     corpus = tmp_path / "corpus"
@@ -138,8 +139,10 @@ def test_killed_feature_step_rerun_gives_the_same_bytes(tmp_path: Path) -> None:
     clean, out = tmp_path / "clean" / "part-0.parquet", tmp_path / "out" / "part-0.parquet"
     compute_turn_features(turns, clean, FeatureConfig(batch_rows=5))
     pid = _killed_when_stalled(KILLED_FEATURES, turns, out)
+    # killed while writing the staged rows (the step before the corpus frequencies): only
+    # their parts file, named for this host and the dead process, is left
     assert [p.name for p in out.parent.iterdir()] == [
-        f".part-0.parquet.parts-{socket.gethostname()}-{pid}"]
+        f".{staged_path(out).name}.parts-{socket.gethostname()}-{pid}"]
     compute_turn_features(turns, out, FeatureConfig(batch_rows=5))
     assert [p.name for p in out.parent.iterdir()] == ["part-0.parquet"]
     assert out.read_bytes() == clean.read_bytes()
