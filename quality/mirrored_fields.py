@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Container, Iterator
+from collections.abc import Container
 from functools import lru_cache
 from typing import Any
 
@@ -66,25 +66,34 @@ def _normal_key(key: str) -> str:
 
 
 def field_pairs(value: Any, key: str | None = None,
-                keys: Container[str] | None = None) -> Iterator[tuple[str, str]]:
+                keys: Container[str] | None = None) -> set[tuple[str, str]]:
     """(normalised key, JSON value) of every keyed leaf; a list of scalars is one leaf, null and
     empty strings are none (defaults, not something sent). With `keys`, only the leaves whose
     normalised key is in it (the others' values are not even written out)."""
+    found: set[tuple[str, str]] = set()
+    _add_pairs(value, key, keys, found)
+    return found
+
+
+def _add_pairs(value: Any, key: str | None, keys: Container[str] | None,
+               found: set[tuple[str, str]]) -> None:
+    """field_pairs' walk, into one set (a recursion of plain calls: nested generators cost a
+    resumption per level for every leaf)."""
     if isinstance(value, dict):
         for name, item in value.items():
-            yield from field_pairs(item, str(name), keys)
+            _add_pairs(item, str(name), keys, found)
     elif isinstance(value, list):
         if key is not None and value and not any(isinstance(v, (dict, list)) for v in value):
             normal = _normal_key(key)
             if keys is None or normal in keys:
-                yield normal, json.dumps(value, sort_keys=True)
+                found.add((normal, json.dumps(value, sort_keys=True)))
         else:
             for item in value:
-                yield from field_pairs(item, key, keys)
+                _add_pairs(item, key, keys, found)
     elif key is not None and value is not None and value != "":
         normal = _normal_key(key)
         if keys is None or normal in keys:
-            yield normal, value.strip() if isinstance(value, str) else json.dumps(value)
+            found.add((normal, value.strip() if isinstance(value, str) else json.dumps(value)))
 
 
 _UNPARSED = object()
@@ -97,7 +106,7 @@ def mirrored_fields(action: str, observation: str, arguments: Any = _UNPARSED
     the action's `call_arguments`, when the caller has parsed them already."""
     if arguments is _UNPARSED:
         arguments = call_arguments(action or "")
-    sent = set(field_pairs(arguments)) if isinstance(arguments, dict) else set()
+    sent = field_pairs(arguments) if isinstance(arguments, dict) else set()
     text = (observation or "").strip()
     if not sent or text[:1] not in ("{", "[") or len(text) > MAX_REPLY_CHARS:
         return 0, 0
@@ -110,7 +119,7 @@ def mirrored_fields(action: str, observation: str, arguments: Any = _UNPARSED
     if not isinstance(reply, dict):
         return 0, 0
     wanted = {key for key, _ in sent}  # a reply's leaf under another key cannot match
-    return len(sent), len(sent & set(field_pairs(reply, keys=wanted)))
+    return len(sent), len(sent & field_pairs(reply, keys=wanted))
 
 
 def write_call(tool_name: str | None) -> bool:

@@ -33,9 +33,7 @@ message: they are dropped before ack_words and foreign_ids are counted.
 
 from __future__ import annotations
 
-import bisect
 import hashlib
-import itertools
 import re
 import string
 from collections.abc import Iterable
@@ -177,7 +175,7 @@ def reply_row(values: list[str], observation: str
     # generic; a bare number left ("33") is the command's output, not an acknowledgement.
     # ... or a reply that opens with a verb in the past tense: a report of what was just done
     # ("Scaled deployment X to 0 replicas", "Switched to a new branch 'X'"), whatever the verb.
-    ack = (not _ALNUM.search(rest) or any(word.lower() in ACK_WORDS for word in words)
+    ack = (not _ALNUM.search(rest) or not ACK_WORDS.isdisjoint(map(str.lower, words))
            or bool(words and _PAST_TENSE.fullmatch(words[0])))
     foreign = len(_IDENTIFIER.findall(plain)) if ack else 0
     return found, len(words), lines, ack, confirm, foreign
@@ -234,17 +232,18 @@ def _action_lines(action: str, values: list[str]) -> set[str]:
     return {line for line in lines if len(line) >= MIN_VALUE_CHARS}
 
 
-def _lines_holding(joined: str, starts: list[int], needle: str, whole_word: bool
-                   ) -> Iterable[tuple[int, int]]:
-    """(line number, line length) of each line of `joined` that holds `needle`."""
+def _lines_holding(joined: str, needle: str, whole_word: bool) -> Iterable[tuple[int, int]]:
+    """(line number, line length) of each line of `joined` (lines joined by "\n", none holding
+    another line break) that holds `needle` (where a match starts). The line is found around
+    each match, so a text without one costs a single `find`."""
     at = joined.find(needle)
     while at >= 0:
         end = at + len(needle)
         if not whole_word or ((at == 0 or not joined[at - 1].isalnum())
                               and (end == len(joined) or not joined[end].isalnum())):
-            line = bisect.bisect_right(starts, at) - 1
-            line_end = starts[line + 1] - 1 if line + 1 < len(starts) else len(joined)
-            yield line, line_end - starts[line]
+            line_end = joined.find("\n", at)
+            line_end = len(joined) if line_end < 0 else line_end
+            yield joined.count("\n", 0, at), line_end - (joined.rfind("\n", 0, at) + 1)
         at = joined.find(needle, at + 1)
 
 
@@ -299,15 +298,14 @@ def line_shares(actions: list[str], action_args: list[list[str]], observations: 
             continue
         said = _action_lines(action or "", values)
         joined = "\n".join(keys)
-        starts = list(itertools.accumulate((len(k) + 1 for k in keys[:-1]), initial=0))
         restating = [key in said for key in keys]
         for line in said:
             if len(line) >= MIN_ECHO_LINE:
-                for number, length in _lines_holding(joined, starts, line, whole_word=False):
+                for number, length in _lines_holding(joined, line, whole_word=False):
                     restating[number] |= len(line) * 2 >= length
         known = [r or key in seen for key, r in zip(keys, restating, strict=True)]
         for value in values:
-            for number, _ in _lines_holding(joined, starts, value, whole_word=True):
+            for number, _ in _lines_holding(joined, value, whole_word=True):
                 known[number] = True
         action_share.append(sum(restating) / len(keys))
         seen_share.append(sum(known) / len(keys))
