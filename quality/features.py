@@ -232,8 +232,9 @@ def _tokenise(batch: pa.Table, config: FeatureConfig) -> _Tokens:
 
 def _residual_observation_shingles(tokens: _Tokens, ngram: int
                                    ) -> tuple[Shingled, np.ndarray]:
-    """Each observation's shingles once the words its own action contains are taken out, and
-    the share of its words that were taken out (NaN for an observation without words)."""
+    """The shingles, once the words its own action contains are taken out, of each observation
+    that had such words (action share > 0; the others' residual shingles are their own), and
+    every observation's share of words taken out (NaN for an observation without words)."""
     n, offsets = tokens.n, tokens.word_offsets
     turn = np.repeat(np.arange(2 * n, dtype=np.uint64) % np.uint64(max(n, 1)), np.diff(offsets))
     with np.errstate(over="ignore"):
@@ -248,8 +249,13 @@ def _residual_observation_shingles(tokens: _Tokens, ngram: int
     total = np.diff(obs_offsets)
     with np.errstate(invalid="ignore", divide="ignore"):
         share = np.where(total > 0, taken / np.maximum(total, 1), np.nan)
-    kept_offsets = obs_offsets - taken_before[obs_offsets]
-    return shingle_words(tokens.words[split:][~in_action], kept_offsets, ngram), share
+    # shingles never cross a text's end, so shingling only the changed texts gives each of
+    # them the shingles it has among all of them
+    changed = share > 0
+    kept = ~in_action & np.repeat(changed, total)
+    kept_offsets = np.zeros(int(changed.sum()) + 1, dtype=np.int64)
+    np.cumsum((total - taken)[changed], out=kept_offsets[1:])
+    return shingle_words(tokens.words[split:][kept], kept_offsets, ngram), share
 
 
 def _batch_features(con: duckdb.DuckDBPyConnection, batch: pa.Table, traj_offset: int,
@@ -273,7 +279,7 @@ def _batch_features(con: duckdb.DuckDBPyConnection, batch: pa.Table, traj_offset
     residual_sig = obs_sig.copy()
     changed = action_share > 0  # NaN (no words) and 0: unchanged
     if changed.any():
-        residual_sig[changed] = signatures(residual.subset(changed), config.minhash)
+        residual_sig[changed] = signatures(residual, config.minhash)
     stats.seconds["shingles + minhash"] += time.perf_counter() - clock
 
     clock = time.perf_counter()
