@@ -74,13 +74,15 @@ def child(stage: str, work: Path, size: int, shards: int, workers: int, seed: in
 # ---------------------------------------------------------------------------- parent
 
 class TreeSampler:
-    """Peak RSS (MB) of a process's largest member and of its whole tree, sampled."""
+    """A process and its descendants, sampled in one walk every SAMPLE_SECONDS: the peak RSS
+    (MB) of its largest member and of the whole tree, and the tree's CPU seconds (user +
+    system, with the children each member has reaped, so workers that end early count)."""
 
     def __init__(self, pid: int) -> None:
         import psutil
 
         self.root = psutil.Process(pid)
-        self.largest = self.tree = 0.0
+        self.largest = self.tree = self.cpu = 0.0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
@@ -91,17 +93,20 @@ class TreeSampler:
         while not self._stop.wait(SAMPLE_SECONDS):
             try:
                 members = [self.root, *self.root.children(recursive=True)]
-                sizes = []
-                for member in members:
-                    try:
-                        sizes.append(member.memory_info().rss / 2**20)
-                    except psutil.NoSuchProcess:
-                        continue
             except psutil.NoSuchProcess:
                 return
+            sizes, cpu = [], 0.0
+            for member in members:
+                try:
+                    sizes.append(member.memory_info().rss / 2**20)
+                    times = member.cpu_times()
+                except psutil.NoSuchProcess:
+                    continue
+                cpu += times.user + times.system + times.children_user + times.children_system
             if sizes:
                 self.largest = max(self.largest, max(sizes))
                 self.tree = max(self.tree, sum(sizes))
+                self.cpu = max(self.cpu, cpu)
 
     def stop(self) -> None:
         self._stop.set()
@@ -115,29 +120,17 @@ def disk_mb(folder: Path) -> float:
 
 def run_stage(stage: str, work: Path, size: int, args: argparse.Namespace) -> dict:
     """Run one stage in a child process; its figures."""
-    import psutil
-
     result = work / f"{stage}.json"
     command = [sys.executable, __file__, "--child", stage, str(work), str(size),
                str(args.shards), str(args.workers), str(args.seed), str(result)]
     wall = time.perf_counter()
     process = subprocess.Popen(command)
     sampler = TreeSampler(process.pid)
-    cpu = 0.0
     try:
-        tracked = psutil.Process(process.pid)
-        while process.poll() is None:  # CPU of the tree, including workers that end early
-            try:
-                times = [tracked.cpu_times()] + [c.cpu_times() for c in
-                                                 tracked.children(recursive=True)]
-                cpu = max(cpu, sum(t.user + t.system + t.children_user + t.children_system
-                                   for t in times))
-            except psutil.NoSuchProcess:
-                pass
-            time.sleep(SAMPLE_SECONDS)
-    finally:
         process.wait()
+    finally:
         sampler.stop()
+    cpu = sampler.cpu
     if process.returncode != 0:
         raise SystemExit(f"{stage} at {size:,} turns failed (exit {process.returncode})")
     wall = time.perf_counter() - wall
