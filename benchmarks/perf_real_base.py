@@ -165,11 +165,9 @@ def compare(work: Path, pairs: str, per_domain: int) -> None:
     import pyarrow.parquet as pq
 
     from bench.bootstrap import paired_difference, score_intervals
-    from bench.official import read_official
-    from bench.sample import first_per_domain
+    from training.ablation import bench_samples
 
-    samples, _ = read_official(work / "agentworldbench" / "official")
-    wanted = {sample.id for sample in first_per_domain(samples, per_domain)}
+    wanted = {sample.id for sample in bench_samples(work, per_domain=per_domain)[0]}
 
     def scores(name: str) -> list[dict]:
         path = work / "real_base" / f"scores_{name}.parquet"
