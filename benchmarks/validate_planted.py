@@ -1,9 +1,10 @@
 """How well `worldtrace validate` finds planted anomalies on a data directory's trajectories.
 
     python benchmarks/validate_planted.py --data DIR --model MODEL [--model MODEL2 ...]
-        [--per-domain 20] [--planted 3] [--max-tokens 1024] [--threads 1] [--seed 0]
+        [--per-domain 20] [--skip 0] [--planted 3] [--max-tokens 1024] [--threads 1] [--seed 0]
 
-Takes the first --per-domain bench-pool trajectories of each domain (content-hash order), swaps
+Takes the first --per-domain bench-pool trajectories of each domain (content-hash order; after
+the first --skip, for a set held out from the one a ranking was chosen on), swaps
 the observation of --planted turns per domain for the observation of a turn of another
 trajectory of the same domain (seeded), scores every turn with each model (training/validate.py)
 and prints, per model and per score (--score contrast ranks by both the contrast and the plain
@@ -25,8 +26,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repo, whe
 from benchmarks._measure import load_average, peak_rss_mb, result_line, stopwatch  # noqa: E402
 
 
-def planted_episodes(data: Path, per_domain: int, planted: int, seed: int):
-    """The episodes with `planted` swapped observations a domain, and the planted turn keys."""
+def planted_episodes(data: Path, per_domain: int, planted: int, seed: int, skip: int = 0):
+    """The episodes with `planted` swapped observations a domain, and the planted turn keys;
+    `skip` leaves out each domain's first trajectories (a set the rankings were not read on)."""
     from quality.tables import TRAJECTORY_SPLIT
     from sources.schema import DOMAINS
     from training.render import first_episodes
@@ -36,8 +38,8 @@ def planted_episodes(data: Path, per_domain: int, planted: int, seed: int):
     for domain in DOMAINS:
         if not TRAJECTORY_SPLIT.path(data, domain).exists():
             continue
-        mine = [e for e in first_episodes(data, domain, per_domain, pool="bench")
-                if any(s.observation.strip() for s in e.steps)]
+        mine = [e for e in first_episodes(data, domain, skip + per_domain, pool="bench")
+                if any(s.observation.strip() for s in e.steps)][skip:]
         for _ in range(min(planted, len(mine) // 2)):
             target, donor = rng.sample(range(len(mine)), 2)
             steps = list(mine[target].steps)
@@ -96,6 +98,9 @@ def main() -> None:
     parser.add_argument("--data", type=Path, required=True)
     parser.add_argument("--model", type=Path, action="append", required=True)
     parser.add_argument("--per-domain", type=int, default=20)
+    parser.add_argument("--skip", type=int, default=0,
+                        help="leave out each domain's first N trajectories: a held-out set for "
+                             "a ranking chosen on the first ones")
     parser.add_argument("--planted", type=int, default=3)
     parser.add_argument("--max-tokens", type=int, default=1024)
     parser.add_argument("--threads", type=int, default=1)
@@ -114,7 +119,8 @@ def main() -> None:
     from training.validate import ValidateConfig, ValidateStats, normalise, validate
 
     torch.set_num_threads(args.threads)
-    episodes, keys = planted_episodes(args.data, args.per_domain, args.planted, args.seed)
+    episodes, keys = planted_episodes(args.data, args.per_domain, args.planted, args.seed,
+                                    args.skip)
     print(f"{len(episodes)} trajectories, {len(keys)} planted observations", flush=True)
     turns, seconds, top_share = 0, 0.0, []
     scores = ("contrast", "nll") if args.score == "contrast" else ("nll",)
