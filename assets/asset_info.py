@@ -14,13 +14,14 @@ from typing import Any
 
 import dagster as dg
 
-from assets.partitions import domain_partitions
+from assets.partitions import domain_partitions, shard_partitions
 from sources.code_version import code_version
 
 OWNERS = ["team:worldtrace-data"]
 
-# Partitioned check specs are marked "preview" in Dagster 1.13; we rely on them for per-domain
-# check results and pin the Dagster version, so the warning on every load is noise.
+# Partitioned check specs are marked "preview" in Dagster 1.13; we rely on them for check
+# results per domain and per domain x shard and pin the Dagster version, so the warning on
+# every load is noise.
 warnings.filterwarnings("ignore", category=dg.PreviewWarning,
                         message="Specifying a partitions_def on an AssetCheckSpec")
 def asset_info(stage: str, kinds: Iterable[str], code: Iterable[ModuleType | Path],
@@ -36,6 +37,13 @@ def domain_check(name: str, asset: str | dg.AssetKey, description: str,
     """A check with the domain partitions, so its page shows one result per domain."""
     return dg.AssetCheckSpec(name, asset=asset, description=description, blocking=blocking,
                              partitions_def=domain_partitions)
+
+
+def shard_check(name: str, asset: str | dg.AssetKey, description: str,
+                blocking: bool = False) -> dg.AssetCheckSpec:
+    """A check of a shard-local asset: one result per domain x shard partition."""
+    return dg.AssetCheckSpec(name, asset=asset, description=description, blocking=blocking,
+                             partitions_def=shard_partitions)
 
 
 # Defaults for an asset that does not declare its own: by group, the library it runs and kinds.

@@ -1,12 +1,17 @@
-"""The checks of the per-domain tables, each declared once as a Dagster asset check.
+"""The checks of the per-turn tables, each declared once as a Dagster asset check.
 
 A check here reads only the tables on disk, so it is its own step: it runs after its asset in
 the same run (a blocking one stops what is downstream), and it can be rerun from the UI without
 recomputing the asset. Each is one row of CHECKS: the table it checks, its name, what it
 verifies, and the library function that does it. Two checks need what their asset's run knew
 and stay in the asset: ingest's records_reconcile (the records read) and turn_labels'
-policy_hash_recorded (the configured policy). A check of a sharded table reads every shard of
-its domain: its verdict is the domain's.
+policy_hash_recorded (the configured policy); so does ingest's not_empty (the records its
+shard read). A check has its asset's partitions: the shard-local tables (ingest's, scrub's) are
+per domain x shard, and so are their checks: each reads its shard's files, so a shard's verdict
+is known as soon as the shard is written, and a failed shard is re-run alone; their verdicts
+roll up per domain on the asset's check page (one row per partition; filter by the domain
+dimension). turn_features and turn_labels are per domain (counted over the whole domain), and
+their checks read every shard of the domain.
 """
 
 from collections.abc import Callable, Sequence
@@ -15,8 +20,11 @@ from pathlib import Path
 
 import dagster as dg
 
-from assets.partitions import domain_partitions
+from assets.ingest import raw_traces
+from assets.partitions import domain_and_shard, shard_partitions
+from assets.quality import turn_features, turn_labels
 from assets.resources import WorldtraceStorage
+from assets.scrub import scrubbed_traces
 from assets.table_metadata import check_result
 from quality import checks as quality_checks
 from quality.tables import SCRUBBED_TRAJECTORIES, SCRUBBED_TURNS, TURN_FEATURES, TURN_LABELS
@@ -24,12 +32,34 @@ from sources import table_checks
 from sources.storage import CheckOutcome
 from sources.tables import RAW_TRAJECTORIES, RAW_TURNS, Table
 
-Run = Callable[[Path, str, WorldtraceStorage], CheckOutcome]  # data dir, domain, storage
+Run = Callable[[Path, "Part", WorldtraceStorage], CheckOutcome]  # data dir, partition, storage
+
+# A check has its asset's partitions: domain x shard for the shard-local tables (ingest's,
+# scrub's), domain for turn_features and turn_labels (counted over the whole domain).
+PARTITIONS: dict[str, dg.PartitionsDefinition] = {
+    key.to_user_string(): asset.partitions_def
+    for asset in (raw_traces, turn_features, turn_labels, scrubbed_traces) for key in asset.keys}
+
+
+@dataclass(frozen=True)
+class Part:
+    """The partition a check runs for: a domain and one shard of it, or the whole domain
+    (`shard` None)."""
+
+    domain: str
+    shard: str | None = None
+
+    @classmethod
+    def of(cls, context: dg.AssetCheckExecutionContext, partitions: dg.PartitionsDefinition
+           ) -> "Part":
+        if partitions == shard_partitions:
+            return cls(*domain_and_shard(context))
+        return cls(context.partition_key)
 
 
 @dataclass(frozen=True)
 class DomainCheck:
-    """One check of one domain partition of a table."""
+    """One check of one partition (domain x shard, or domain) of a table."""
 
     table: Table
     name: str
@@ -43,14 +73,21 @@ class DomainCheck:
         return dg.AssetCheckSeverity.WARN if self.warn else dg.AssetCheckSeverity.ERROR
 
 
-def _files(table: Table, data_dir: Path, domain: str) -> list[Path]:
-    """The domain's files of a table, every shard; none is an error (a check of a partition
-    that is not on disk fails its step, it never passes on nothing)."""
-    files = table.domain_files(data_dir, domain)
-    if not files:
-        raise FileNotFoundError(f"{table.domain_glob(data_dir, domain)}: no file of "
-                                f"{table.name} for {domain}")
-    return files
+def _files(table: Table, data_dir: Path, part: Part) -> list[Path]:
+    """The partition's files of a table (the shard's file, or every shard of the domain); none
+    is an error (a check of a partition that is not on disk fails its step, it never passes on
+    nothing)."""
+    if part.shard is None:
+        files = table.domain_files(data_dir, part.domain)
+        if not files:
+            raise FileNotFoundError(f"{table.domain_glob(data_dir, part.domain)}: no file of "
+                                    f"{table.name} for {part.domain}")
+        return files
+    path = table.path(data_dir, part.domain, part.shard)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no file of {table.name} for {part.domain} shard "
+                                f"{part.shard}")
+    return [path]
 
 
 def _catalog_sources(storage: WorldtraceStorage, domain: str) -> list[str]:
@@ -68,9 +105,6 @@ CHECKS: tuple[DomainCheck, ...] = (
     DomainCheck(RAW_TURNS, "contiguous_turn_indices",
                 "turn_index runs 0..n-1 in every trajectory, with no gap.",
                 lambda d, p, s: table_checks.contiguous_turn_indices(_files(RAW_TURNS, d, p))),
-    DomainCheck(RAW_TURNS, "not_empty", "A domain with configured sources has at least one turn.",
-                lambda d, p, s: table_checks.partition_not_empty(
-                    _files(RAW_TURNS, d, p), len(_catalog_sources(s, p)))),
     DomainCheck(RAW_TRAJECTORIES, "schema", "Columns and types are exactly the canonical "
                 "trajectory schema; blocking, like the turn schema.",
                 lambda d, p, s: table_checks.schema_matches(_files(RAW_TRAJECTORIES, d, p),
@@ -88,7 +122,7 @@ CHECKS: tuple[DomainCheck, ...] = (
                 "blocking: rows another run put there may be wanted; delete the ones that are "
                 "not and re-materialize.",
                 lambda d, p, s: table_checks.only_catalog_sources(
-                    _files(RAW_TRAJECTORIES, d, p), _catalog_sources(s, p)), warn=True),
+                    _files(RAW_TRAJECTORIES, d, p), _catalog_sources(s, p.domain)), warn=True),
     DomainCheck(TURN_FEATURES, "features_in_range",
                 "Shares and similarities (overlap, novelty, Jaccard) lie in [0, 1] or are null "
                 "where undefined, length ratios are >= 0, and every observation occurs in at "
@@ -115,12 +149,14 @@ CHECKS: tuple[DomainCheck, ...] = (
 
 
 def _definition(check: DomainCheck) -> dg.AssetChecksDefinition:
+    partitions = PARTITIONS[check.table.asset_name]
+
     @dg.asset_check(asset=check.table.asset_name, name=check.name,
                     description=check.description, blocking=check.blocking,
-                    partitions_def=domain_partitions)
+                    partitions_def=partitions)
     def run_check(context: dg.AssetCheckExecutionContext, storage: WorldtraceStorage
                   ) -> dg.AssetCheckResult:
-        outcome = check.run(storage.data_path, context.partition_key, storage)
+        outcome = check.run(storage.data_path, Part.of(context, partitions), storage)
         return check_result(check.name, outcome, asset_key=dg.AssetKey(check.table.asset_name),
                             severity=check.severity)
     return run_check

@@ -9,12 +9,13 @@ from assets.checks import domain_checks
 from assets.executors import executor_from_environment
 from assets.factory import generated_traces
 from assets.ingest import raw_traces
-from assets.jobs import checks_job, make_jobs
+from assets.jobs import checks_jobs, make_jobs
 from assets.mcp_simulation import mcp_simulation_report
 from assets.quality import trajectory_dedup, turn_features, turn_labels
 from assets.release import dataset_release
 from assets.resources import storage_from_environment
 from assets.scrub import scrubbed_traces
+from assets.shard_sensor import shard_registry
 from assets.splits import (
     cpt_corpus,
     rl_split,
@@ -51,7 +52,8 @@ CHECKS = domain_checks()
 defs = dg.Definitions(
     assets=with_defaults([*ASSETS, ablation_table]),
     asset_checks=CHECKS,
-    jobs=[*make_jobs(ASSETS), models_job, ablation_job, checks_job(CHECKS)],
+    jobs=[*make_jobs(ASSETS), models_job, ablation_job, *checks_jobs(CHECKS)],
+    sensors=[shard_registry],
     resources={"storage": storage_from_environment()},
     executor=executor_from_environment(),
 )

@@ -1,24 +1,29 @@
 """Jobs for the common runs, derived from the assets (so a new asset joins the right job).
 
-- `main_job`: every domain-partitioned asset (generate, ingest, curate, scrub) for one domain;
-  launch one run per domain (`make run` runs them two at a time).
+- `domain_job`: every asset made per domain before its shards (the native trace files).
+- `main_job`: every shard-local asset (ingest, scrub) for one domain x shard partition; launch
+  one run per shard of each domain (`make run` runs two at a time).
+- `domain_quality_job`: every per-domain asset built from all the domain's shards
+  (turn_features, turn_labels), after the domain's shard runs.
 - `corpus_job`: every asset built over all domains at once (dedup, splits, tokenizer, corpora,
-  models, bench, release), after the domain runs.
+  models, bench, release), after the shard runs.
 - `ingest_job`, `curate_job`, `train_job`, `bench_job`, `release_job`: one stage each, for
-  re-running a stage from the launchpad.
-- `domain_checks_job`: the per-domain asset checks alone, on the tables already written, with
-  nothing recomputed.
+  re-running a stage from the launchpad (a stage with assets of several partitionings gets one
+  job for each: `<stage>_per_domain_job`, `<stage>_all_domains_job`).
+- `shard_checks_job`, `domain_checks_job`: the asset checks of the shard-local tables and of
+  the per-domain ones, alone, on the tables already written, with nothing recomputed.
 """
 
 from collections.abc import Sequence
 
 import dagster as dg
 
-from assets.partitions import domain_partitions
+from assets.partitions import domain_partitions, shard_partitions
 
 # job -> (asset group, what the stage does). A job's description adds which of the group's
-# assets it runs, and over what: a stage with assets of both kinds is split in two jobs, and
-# each says only what it runs (curate_job scores and scrubs a domain; dedup is all domains).
+# assets it runs, and over what: a stage with assets of several kinds is split, and each job
+# says only what it runs (curate_job scrubs a shard; curate_per_domain_job scores a domain; dedup
+# is all domains).
 STAGE_GROUPS = {
     "ingest_job": ("sources", "Ingest"),
     "curate_job": ("quality", "Curate"),
@@ -26,19 +31,39 @@ STAGE_GROUPS = {
     "bench_job": ("bench", "Bench"),
     "release_job": ("release", "Release"),
 }
+# How an asset is partitioned: by domain x shard, by domain, or not at all; what a job of that
+# kind runs per run, and the suffix of a stage job of that kind beside the stage's main kind.
+KINDS: dict[str, tuple[dg.PartitionsDefinition | None, str, str]] = {
+    "shard": (shard_partitions, "for one shard of one domain per run (domain x shard "
+              "partitions)", "_job"),
+    "domain": (domain_partitions, "for one domain per run (domain partitions)",
+               "_per_domain_job"),
+    "none": (None, "once over all domains", "_all_domains_job"),
+}
 
 
-def stage_description(stage: str, keys: Sequence[dg.AssetKey], partitioned: bool) -> str:
-    """What a stage job runs: its assets by name, for one domain or over all domains."""
-    scope = ("for one domain per run (domain partitions)" if partitioned
-             else "once over all domains")
+def kind_of(asset: dg.AssetsDefinition) -> str:
+    """`shard`, `domain` or `none`: how the asset is partitioned."""
+    if asset.partitions_def is None:
+        return "none"
+    if asset.partitions_def == shard_partitions:
+        return "shard"
+    if asset.partitions_def == domain_partitions:
+        return "domain"
+    raise ValueError(f"{asset.keys}: partitioned by {asset.partitions_def}, neither domain nor "
+                     "domain x shard")
+
+
+def stage_description(stage: str, keys: Sequence[dg.AssetKey], kind: str) -> str:
+    """What a stage job runs: its assets by name, and over what."""
     names = ", ".join(f"`{key.to_user_string()}`" for key in keys)
-    return f"{stage}, {scope}: {names}."
+    return f"{stage}, {KINDS[kind][1]}: {names}."
 
 
-def _keys(assets: Sequence[dg.AssetsDefinition], partitioned: bool) -> list[dg.AssetKey]:
-    return [key for asset in assets if (asset.partitions_def is not None) == partitioned
-            for key in asset.keys]
+def _keys(assets: Sequence[dg.AssetsDefinition], kind: str, group: str | None = None
+          ) -> list[dg.AssetKey]:
+    return [key for asset in assets if kind_of(asset) == kind for key in asset.keys
+            if group is None or asset.group_names_by_key[key] == group]
 
 
 def _groups(assets: Sequence[dg.AssetsDefinition]) -> set[str]:
@@ -46,53 +71,87 @@ def _groups(assets: Sequence[dg.AssetsDefinition]) -> set[str]:
     return {group for asset in assets for group in asset.group_names_by_key.values()}
 
 
+def after_shards(assets: Sequence[dg.AssetsDefinition]) -> set[dg.AssetKey]:
+    """The keys of the per-domain assets that depend, directly or not, on a shard-local one
+    (they run after the domain's shards; the others before)."""
+    after = set(_keys(assets, "shard"))
+    domain = [asset for asset in assets if kind_of(asset) == "domain"]
+    grew = True
+    while grew:
+        grew = False
+        for asset in domain:
+            if not set(asset.keys) <= after and asset.dependency_keys & after:
+                after.update(asset.keys)
+                grew = True
+    return after - set(_keys(assets, "shard"))
+
+
 def make_jobs(assets: Sequence[dg.AssetsDefinition]) -> list:
-    """main_job, corpus_job, and a job per stage whose group has assets (a stage with assets of
-    both kinds gets `<stage>_job` for the domain-partitioned ones and
-    `<stage>_all_domains_job` for the others)."""
-    domain_keys, corpus_keys = _keys(assets, True), _keys(assets, False)
+    """main_job, domain_job, domain_quality_job, corpus_job, and a job per stage and
+    partitioning whose group has assets (the stage's own name goes to its first kind in shard,
+    domain, none order)."""
     jobs = [dg.define_asset_job(
-        "main_job", selection=dg.AssetSelection.assets(*domain_keys),
-        partitions_def=domain_partitions,
-        description="Every domain-partitioned asset for one domain: generate, ingest, curate, "
-                    "scrub. One run per domain; then corpus_job.")]
-    if corpus_keys:
+        "main_job", selection=dg.AssetSelection.assets(*_keys(assets, "shard")),
+        partitions_def=shard_partitions,
+        description="Every shard-local asset for one shard of one domain: ingest, scrub. One "
+                    "run per domain x shard (after domain_job for the domain); then "
+                    "domain_quality_job.")]
+    after = after_shards(assets)
+    before = [key for key in _keys(assets, "domain") if key not in after]
+    for name, keys, description in (
+            ("domain_job", before, "Every asset made per domain before its shards (the native "
+             "trace files); then main_job runs the domain's shards."),
+            ("domain_quality_job", [key for key in _keys(assets, "domain") if key in after],
+             "Every per-domain asset built from all of the domain's shards (turn_features, "
+             "turn_labels: their corpus counts are the whole domain's), after main_job has "
+             "run every shard of the domain; then corpus_job.")):
+        if keys:
+            jobs.append(dg.define_asset_job(name, selection=dg.AssetSelection.assets(*keys),
+                                            partitions_def=domain_partitions,
+                                            description=description))
+    if corpus_keys := _keys(assets, "none"):
         jobs.append(dg.define_asset_job(
             "corpus_job", selection=dg.AssetSelection.assets(*corpus_keys),
             description="Every asset built over all domains at once (dedup, splits, models, "
-                        "bench, release), after main_job has run for the domains."))
+                        "bench, release), after the shard and per-domain runs."))
     groups = _groups(assets)
     for name, (group, stage) in STAGE_GROUPS.items():
         if group not in groups:
             continue
-        kinds = {partitioned: [key for asset in assets
-                               if (asset.partitions_def is not None) == partitioned
-                               for key in asset.keys if asset.group_names_by_key[key] == group]
-                 for partitioned in (True, False)}
-        both = all(kinds.values())
-        for partitioned, keys in kinds.items():
-            if keys:
-                jobs.append(dg.define_asset_job(
-                    name.replace("_job", "_all_domains_job") if both and not partitioned
-                    else name,
-                    selection=dg.AssetSelection.assets(*keys),
-                    partitions_def=domain_partitions if partitioned else None,
-                    description=stage_description(stage, keys, partitioned)))
+        kinds = [(kind, keys) for kind in KINDS if (keys := _keys(assets, kind, group))]
+        for index, (kind, keys) in enumerate(kinds):
+            jobs.append(dg.define_asset_job(
+                name if index == 0 else name.replace("_job", KINDS[kind][2]),
+                selection=dg.AssetSelection.assets(*keys), partitions_def=KINDS[kind][0],
+                description=stage_description(stage, keys, kind)))
     return jobs
 
 
 # Dagster 1.13 refuses a partition key for a run that selects only checks ("There is no
 # PartitionsDefinition shared by all the provided assets": the job's partitions come from its
-# assets, and there are none), so the domain goes in the run's partition tag.
+# assets, and there are none), so the partition (`domain|shard`, or the domain) goes in the
+# run's tag.
 CHECK_PARTITION_TAG = "dagster/partition"
+CHECKS_JOBS = {  # partitions -> (job, what its tag names, an example)
+    shard_partitions: ("shard_checks_job", "the partition `domain|shard`", "terminal|0"),
+    domain_partitions: ("domain_checks_job", "the domain", "terminal"),
+}
 
 
-def checks_job(checks: Sequence[dg.AssetChecksDefinition]):
-    """The given asset checks alone: each reads its table on disk, nothing is materialized."""
-    keys = [key for definition in checks for key in definition.check_keys]
-    return dg.define_asset_job(
-        "domain_checks_job", selection=dg.AssetSelection.checks(*keys),
-        description="Every per-domain asset check, alone, on the tables already written (no "
-                    "asset is recomputed). Launch it with the run tag "
-                    f"`{CHECK_PARTITION_TAG}` = the domain (e.g. terminal); Dagster 1.13 takes "
-                    "no partition key for a run of checks only.")
+def checks_jobs(checks: Sequence[dg.AssetChecksDefinition]) -> list:
+    """The given asset checks alone, one job per partitioning (the checks of the shard-local
+    tables, those of the per-domain ones): each reads its table on disk, nothing is
+    materialized."""
+    jobs = []
+    for partitions, (name, tag, example) in CHECKS_JOBS.items():
+        keys = [key for definition in checks for spec in definition.check_specs
+                if spec.partitions_def == partitions for key in [spec.key]]
+        if keys:
+            jobs.append(dg.define_asset_job(
+                name, selection=dg.AssetSelection.checks(*keys),
+                description="Every asset check of the tables partitioned like this, alone, on "
+                            "the tables already written (no asset is recomputed). Launch it "
+                            f"with the run tag `{CHECK_PARTITION_TAG}` = {tag} (e.g. "
+                            f"{example}); Dagster 1.13 takes no partition key for a run of "
+                            "checks only."))
+    return jobs

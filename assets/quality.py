@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 
 import quality
 from assets.asset_info import asset_info, domain_check
-from assets.partitions import domain_partitions
+from assets.partitions import domain_partitions, from_shards
 from assets.plots import bar_chart, histogram, image_metadata
 from assets.resources import WorldtraceStorage
 from assets.table_metadata import (
@@ -100,12 +100,14 @@ def category_chart(counts: dict[str, int]) -> str:
     return records_table(rows)
 
 
-@dg.asset(partitions_def=domain_partitions, deps=reads(RAW_TURNS, RAW_TRAJECTORIES), **INFO)
+@dg.asset(partitions_def=domain_partitions,
+          deps=from_shards(*reads(RAW_TURNS, RAW_TRAJECTORIES)), **INFO)
 def turn_features(context: dg.AssetExecutionContext, config: FeatureSettings,
                   storage: WorldtraceStorage) -> dg.MaterializeResult:
-    """Per-turn features of one domain, computed in DuckDB and numpy MinHash: overlap with the
-    action and with earlier context, novelty, Jaccard with the previous and the most similar
-    earlier observation, length ratios, corpus frequency (boilerplate), error flag."""
+    """Per-turn features of one domain (every shard of it), computed in DuckDB and numpy
+    MinHash: overlap with the action and with earlier context, novelty, Jaccard with the
+    previous and the most similar earlier observation, length ratios, corpus frequency
+    (boilerplate, counted over the whole domain), error flag."""
     domain = context.partition_key
     feature_config = config.feature_config()
     stats = features_for_domain(storage.data_path, storage.data_path, domain, feature_config)
@@ -130,7 +132,8 @@ def turn_features(context: dg.AssetExecutionContext, config: FeatureSettings,
     })
 
 
-@dg.asset(partitions_def=domain_partitions, deps=reads(RAW_TURNS, TURN_FEATURES), **INFO,
+@dg.asset(partitions_def=domain_partitions,
+          deps=[*from_shards(*reads(RAW_TURNS)), *reads(TURN_FEATURES)], **INFO,
           # the checks that read only the tables are in assets/checks.py; this one compares
           # with the policy this run was configured with
           check_specs=[

@@ -8,6 +8,7 @@ from pathlib import Path
 import dagster as dg
 
 from sources.catalog import DEFAULT_CATALOG, SourceSpec, load_catalog
+from sources.shard_inputs import shards_of_sources
 from sources.shards import DEFAULT_SHARDS, ShardConfig
 
 
@@ -32,6 +33,10 @@ class WorldtraceStorage(dg.ConfigurableResource):
         """Catalog entries feeding one domain partition."""
         specs = load_catalog(Path(self.catalog), self.data_path)
         return [spec for spec in specs if spec.domain == domain]
+
+    def shards_for(self, domain: str) -> list[str]:
+        """The shard keys one domain's catalog files hash to (the partitions to run)."""
+        return shards_of_sources(self.sources_for(domain), self.sharding)
 
 
 LOCAL_CATALOG = Path("sources.toml")

@@ -14,10 +14,10 @@ import dagster as dg
 import quality.scrub
 import quality.secrets
 from assets.asset_info import asset_info
-from assets.partitions import domain_partitions
+from assets.partitions import domain_and_shard, shard_partitions
 from assets.resources import WorldtraceStorage
 from assets.table_metadata import reads, records_table, table_metadata
-from quality.sharded import scrub_domain
+from quality.sharded import scrub_shard
 from quality.tables import SCRUB_FINDINGS, SCRUBBED_TRAJECTORIES, SCRUBBED_TURNS
 from sources.tables import RAW_TRAJECTORIES, RAW_TURNS
 
@@ -32,17 +32,18 @@ INFO = asset_info("curate", kinds={"parquet", "polars"}, code=[quality.scrub, qu
 @dg.multi_asset(
     specs=[dg.AssetSpec(table.name, group_name="quality", description=table.description,
                         deps=reads(RAW_TRAJECTORIES, RAW_TURNS), **INFO) for table in PREVIEWS],
-    partitions_def=domain_partitions,
+    partitions_def=shard_partitions,
 )
 def scrubbed_traces(context: dg.AssetExecutionContext, storage: WorldtraceStorage
                     ) -> Iterator[dg.MaterializeResult]:
-    """Replace secrets and personal data in one domain's trajectories and turns (each shard of
-    them)."""
-    domain = context.partition_key
+    """Replace secrets and personal data in the trajectories and turns of one shard of a
+    domain."""
+    domain, shard = domain_and_shard(context)
     data = storage.data_path
-    stats = scrub_domain(data, data, domain)
-    context.log.info(f"{domain}: {stats.replaced} values replaced in {stats.trajectories} "
-                     f"trajectories, {stats.turns} turns ({stats.turns_per_second:,.0f} turns/s)")
+    stats = scrub_shard(data, data, domain, shard)
+    context.log.info(f"{domain} shard {shard}: {stats.replaced} values replaced in "
+                     f"{stats.trajectories} trajectories, {stats.turns} turns "
+                     f"({stats.turns_per_second:,.0f} turns/s)")
     counts = {
         "replaced": stats.replaced,
         "replaced_per_kind": dg.MetadataValue.md(records_table(
@@ -53,4 +54,4 @@ def scrubbed_traces(context: dg.AssetExecutionContext, storage: WorldtraceStorag
     }
     for table, preview in PREVIEWS.items():
         yield dg.MaterializeResult(asset_key=table.name, metadata={
-            **table_metadata(table, data, domain, preview), **counts})
+            **table_metadata(table, data, domain, preview, shard), **counts})

@@ -57,15 +57,20 @@ def records_table(rows: list[dict[str, Any]]) -> str:
 
 
 def table_metadata(table: Table, data_dir: Path, domain: str | None = None,
-                   preview_columns: list[str] | None = None) -> dict[str, Any]:
+                   preview_columns: list[str] | None = None, shard: str | None = None
+                   ) -> dict[str, Any]:
     """Row count, column schema (the declaration's), path and preview of a written table.
 
     A domain-partitioned asset reports its partition's rows as `dagster/row_count` and the
     total over every partition present as `rows_all_domains` (the UI shows the latest
-    partition's count, which is not the table's size). An unpartitioned asset whose table is
-    written per domain (the splits, the bench) reports the total."""
-    files = table.domain_files(data_dir, domain) if domain is not None else (
-        table.paths(data_dir) if table.partitioned else [table.path(data_dir)])
+    partition's count, which is not the table's size). A shard partition (`shard`) reports its
+    shard's rows, and rolls up its domain: `rows_domain`, `shards` and `rows_per_shard`. An
+    unpartitioned asset whose table is written per domain (the splits, the bench) reports the
+    total."""
+    domain_files = table.domain_files(data_dir, domain) if domain is not None else []
+    files = ([table.path(data_dir, domain, shard)] if shard is not None
+             else domain_files if domain is not None
+             else table.paths(data_dir) if table.partitioned else [table.path(data_dir)])
     files = [f for f in files if f.exists()]
     if not files:
         return {"dagster/row_count": 0, "dagster/column_schema": column_schema(table)}
@@ -81,10 +86,11 @@ def table_metadata(table: Table, data_dir: Path, domain: str | None = None,
         metadata["rows_all_domains"] = sum(pq.read_metadata(f).num_rows
                                            for f in table.paths(data_dir))
     if domain is not None and table.sharded:  # the domain's figure, and each shard's
-        metadata["shards"] = len(files)
+        metadata["rows_domain"] = sum(pq.read_metadata(f).num_rows for f in domain_files)
+        metadata["shards"] = len(domain_files)
         metadata["rows_per_shard"] = dg.MetadataValue.md(records_table(
             [{"shard": f.parent.name.removeprefix("shard="),
-              "rows": pq.read_metadata(f).num_rows} for f in files]))
+              "rows": pq.read_metadata(f).num_rows} for f in domain_files]))
     return metadata
 
 

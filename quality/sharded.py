@@ -156,8 +156,24 @@ def labels_for_domain(out_dir: Path, domain: str, policy: Policy, data_dir: Path
         LabelStats())
 
 
+def _scrub_step(data_dir: Path, out_dir: Path, domain: str) -> Callable[[str], ScrubStats]:
+    return lambda shard: scrub_partition(
+        RAW_TRAJECTORIES.path(data_dir, domain, shard), RAW_TURNS.path(data_dir, domain, shard),
+        *(table.path(out_dir, domain, shard) for table in SCRUB_TABLES))
+
+
 def scrub_domain(data_dir: Path, out_dir: Path, domain: str) -> ScrubStats:
     """The scrubbed copies and findings of every shard of a domain."""
-    return _over_shards(data_dir, domain, SCRUB_TABLES, out_dir, lambda shard: scrub_partition(
-        RAW_TRAJECTORIES.path(data_dir, domain, shard), RAW_TURNS.path(data_dir, domain, shard),
-        *(table.path(out_dir, domain, shard) for table in SCRUB_TABLES)), ScrubStats())
+    return _over_shards(data_dir, domain, SCRUB_TABLES, out_dir,
+                        _scrub_step(data_dir, out_dir, domain), ScrubStats())
+
+
+def scrub_shard(data_dir: Path, out_dir: Path, domain: str, shard: str) -> ScrubStats:
+    """The scrubbed copies and findings of one shard of a domain (a domain x shard partition
+    step: scrubbing is shard-local), then the output shards the input lacks dropped."""
+    if not RAW_TURNS.path(data_dir, domain, shard).is_file():
+        raise FileNotFoundError(f"{RAW_TURNS.path(data_dir, domain, shard)}: no raw_turns for "
+                                f"{domain} shard {shard}; ingest it first")
+    stats = _scrub_step(data_dir, out_dir, domain)(shard)
+    _drop_lost_shards(data_dir, domain, SCRUB_TABLES, out_dir)
+    return stats

@@ -58,12 +58,18 @@ def turn_counts_match(trajectories_path: Files, turns_path: Files) -> CheckOutco
                         {"mismatched_trajectories": mismatched})
 
 
-def partition_not_empty(turns_path: Files, sources_configured: int) -> CheckOutcome:
-    """A domain with configured sources must have turns."""
+def shard_not_empty(turns_path: Files, records_read: int, sources_without_input: int = 0
+                    ) -> CheckOutcome:
+    """A shard whose inputs gave records (turns or quarantined ones) must have turns, and so
+    must the shard that holds a domain whose configured sources have no file at all
+    (`sources_without_input`): a shard of a domain with sources is empty only when none of
+    its sources' files hash to it."""
     rows = row_count(turns_path)
-    return CheckOutcome(rows > 0 or sources_configured == 0,
-                        "a domain with sources has at least one turn",
-                        {"turns": rows, "sources_configured": sources_configured})
+    return CheckOutcome(rows > 0 or (records_read == 0 and sources_without_input == 0),
+                        "a shard that read records, or holds sources with no file, has at "
+                        "least one turn",
+                        {"turns": rows, "records_read": records_read,
+                         "sources_without_input": sources_without_input})
 
 
 def rows_reconcile(

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import dagster as dg
+from shard_runs import materialize_domain
 
 from assets.definitions import defs
 from assets.resources import WorldtraceStorage
@@ -55,7 +56,8 @@ def write_corpus(root: Path) -> Path:
 
 
 def materialize(root: Path) -> CuratedPipeline:
-    """Every data asset above, one at a time (per domain where partitioned), in order."""
+    """Every data asset above, one at a time (per shard of each domain where partitioned), in
+    order."""
     storage = WorldtraceStorage(data_dir=str(root / "data"), catalog=str(write_corpus(root)))
     by_key = {key.to_user_string(): asset for asset in defs.assets for key in asset.keys}
     graph = defs.resolve_asset_graph()
@@ -66,8 +68,9 @@ def materialize(root: Path) -> CuratedPipeline:
         config = {"ops": {asset.op.name: RUN_CONFIG[name]}} if name in RUN_CONFIG else None
         with tables.recording() as located:
             for domain in (DOMAINS if asset.partitions_def else [None]):
-                result = dg.materialize([asset], partition_key=domain, run_config=config,
-                                        resources={"storage": storage})
+                result = (materialize_domain([asset], domain, storage, run_config=config)
+                          if domain else dg.materialize([asset], run_config=config,
+                                                        resources={"storage": storage}))
                 assert result.success, name
         for key in keys:
             run.deps[key] = {parent.to_user_string()

@@ -6,9 +6,9 @@ import collections
 import itertools
 from pathlib import Path
 
-import dagster as dg
 import pyarrow.parquet as pq
 import pytest
+from shard_runs import ShardRuns, materialize_domain
 from ui_markdown import rendered_table
 
 from assets.checks import domain_checks
@@ -21,10 +21,10 @@ QUALITY_ASSETS = [raw_traces, turn_features, turn_labels, trajectory_dedup]
 QUALITY_ASSETS += domain_checks(QUALITY_ASSETS)  # their table checks
 
 
-def materialize_fixtures(data_dir: Path, domain: str) -> dg.ExecuteInProcessResult:
+def materialize_fixtures(data_dir: Path, domain: str) -> ShardRuns:
     storage = WorldtraceStorage(data_dir=str(data_dir),
                                 catalog=str(REPO_ROOT / "sources.example.toml"))
-    return dg.materialize(QUALITY_ASSETS, partition_key=domain, resources={"storage": storage})
+    return materialize_domain(QUALITY_ASSETS, domain, storage)
 
 
 @pytest.mark.parametrize("domain", ["web", "swe", "mcp", "terminal", "search", "android", "os"])

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import dagster as dg
 import pyarrow.parquet as pq
+from shard_runs import materialize_domain
 
 from assets.checks import domain_checks
 from assets.ingest import raw_traces
@@ -20,9 +20,8 @@ def test_scrubbed_traces_replace_fixture_emails_and_pass_the_blocking_check(
 ) -> None:
     storage = WorldtraceStorage(data_dir=str(tmp_path),
                                 catalog=str(REPO_ROOT / "sources.example.toml"))
-    result = dg.materialize([raw_traces, scrubbed_traces,
-                             *domain_checks([scrubbed_traces])], partition_key="mcp",
-                            resources={"storage": storage})
+    result = materialize_domain([raw_traces, scrubbed_traces, *domain_checks([scrubbed_traces])],
+                                "mcp", storage)
     assert result.success
     scrub_checks = [c for c in result.get_asset_check_evaluations()
                     if c.check_name == "nothing_left_to_scrub"]

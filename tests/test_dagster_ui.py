@@ -1,5 +1,5 @@
 """What a data engineer sees in the Dagster UI: every asset with owners, kinds, tags and a code
-version, every check described (per domain where the asset is), every column described,
+version, every check described (partitioned like its asset), every column described,
 previews that fit the page, plots."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
+from shard_runs import ShardRuns, materialize_domain
 from ui_markdown import ui_problems
 
 from assets.asset_info import with_defaults
@@ -16,7 +17,7 @@ from assets.checks import domain_checks
 from assets.definitions import ASSETS, defs
 from assets.factory import generated_traces
 from assets.ingest import raw_traces
-from assets.partitions import domain_partitions
+from assets.partitions import domain_partitions, shard_partitions
 from assets.quality import trajectory_dedup, turn_features, turn_labels
 from assets.resources import WorldtraceStorage
 from assets.scrub import scrubbed_traces
@@ -38,41 +39,45 @@ def test_every_asset_has_owners_kinds_tags_and_a_code_version() -> None:
 
 
 def test_every_check_is_described_and_partitioned_like_its_asset() -> None:
-    partitioned = {key for asset in ASSETS if asset.partitions_def for key in asset.keys}
-    checks = [(spec.asset_key in partitioned, spec) for asset in with_defaults(ASSETS)
+    partitions = {key: asset.partitions_def for asset in ASSETS for key in asset.keys}
+    checks = [(partitions[spec.asset_key], spec) for asset in with_defaults(ASSETS)
               for spec in asset.check_specs]
-    checks += [(spec.asset_key in partitioned, spec) for definition in domain_checks()
+    checks += [(partitions[spec.asset_key], spec) for definition in domain_checks()
                for spec in definition.check_specs]
     assert len(checks) >= 17
-    for on_partitioned, spec in checks:
+    for partitions_def, spec in checks:
         assert spec.description and len(spec.description) > 20, spec.key
-        if on_partitioned:
-            assert spec.partitions_def == domain_partitions, spec.key
+        assert spec.partitions_def == partitions_def, spec.key
+    # the shard-local tables' checks: one result per domain x shard; turn_features' and
+    # turn_labels': per domain; the others: unpartitioned
+    assert {spec.partitions_def for _, spec in checks} == {shard_partitions, domain_partitions,
+                                                           None}
+    assert generated_traces.partitions_def == domain_partitions
     blocking = {spec.name for _, spec in checks if spec.blocking}
     assert {"schema", "weights_in_unit_interval", "nothing_left_to_scrub"} <= blocking
 
 
 def test_jobs_for_the_common_runs() -> None:
     names = {job.name for job in defs.resolve_all_job_defs()}
-    assert {"main_job", "corpus_job", "ingest_job", "curate_job", "train_job"} <= names
+    assert {"main_job", "domain_job", "domain_quality_job", "corpus_job", "ingest_job",
+            "curate_job", "train_job", "shard_checks_job", "domain_checks_job"} <= names
 
 
 @pytest.fixture(scope="module")
 def web_run(traces_dir: Path, tmp_path_factory: pytest.TempPathFactory
-            ) -> dg.ExecuteInProcessResult:
+            ) -> tuple[ShardRuns, dg.ExecuteInProcessResult]:
     """The domain assets of the web fixtures, plus dedup, on a real instance."""
     data = tmp_path_factory.mktemp("ui")
     storage = WorldtraceStorage(data_dir=str(data), catalog=str(REPO_ROOT / "sources.example.toml"))
     domain_assets = [raw_traces, turn_features, turn_labels, scrubbed_traces]
-    result = dg.materialize([*domain_assets, *domain_checks(domain_assets)], partition_key="web",
-                            resources={"storage": storage})
+    result = materialize_domain([*domain_assets, *domain_checks(domain_assets)], "web", storage)
     assert result.success
     dedup = dg.materialize([trajectory_dedup], resources={"storage": storage})
     assert dedup.success
     return result, dedup
 
 
-def _materializations(*results: dg.ExecuteInProcessResult) -> dict[str, dict]:
+def _materializations(*results: ShardRuns | dg.ExecuteInProcessResult) -> dict[str, dict]:
     return {e.asset_key.to_user_string(): e.materialization.metadata
             for result in results for e in result.get_asset_materialization_events()}
 
@@ -98,10 +103,14 @@ def test_markdown_metadata_reads_in_the_ui_as_written(web_run) -> None:
     assert {key: found for key, found in problems.items() if found} == {}
 
 
-def test_check_results_carry_their_domain(web_run) -> None:
+def test_check_results_carry_their_domain_and_shard(web_run) -> None:
     evaluations = web_run[0].get_asset_check_evaluations()
     assert evaluations and all(e.passed for e in evaluations)
-    assert {e.partition for e in evaluations} == {"web"}
+    # the shard-local tables' checks per domain x shard, turn_features' and turn_labels' per
+    # domain
+    assert {e.partition for e in evaluations} == {"web|0", "web"}
+    assert {e.partition for e in evaluations if e.asset_key.to_user_string() in (
+        "turn_features", "turn_labels")} == {"web"}
 
 
 def test_plots_are_png_images(web_run) -> None:

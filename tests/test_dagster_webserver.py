@@ -54,21 +54,25 @@ def graphql(port: int, query: str) -> dict:
 RUNS_QUERY = """{ runsOrError { ... on Runs { results {
   pipelineName status assetSelection { path } tags { key value } } } } }"""
 # A small materialized dataset in the server's instance, made in its own process as
-# `worldtrace run` would: raw_traces for two domain partitions of the real fixtures (and the
-# swe turns' features and labels), then the cross-domain step trajectory_dedup through
+# `worldtrace run` would: raw_traces for shard 0 of two domains of the real fixtures (and the
+# swe domain's features and labels), then the cross-domain step trajectory_dedup through
 # worldtrace.launch.
 SEED_RUNS = """
 import dagster as dg
 from assets.ingest import raw_traces
+from assets.partitions import register_shards, shard_key
 from assets.quality import turn_features, turn_labels
 from assets.resources import storage_from_environment
 from worldtrace.launch import run_corpus_step
 
 instance = dg.DagsterInstance.get()
 resources = {"storage": storage_from_environment()}
-assert dg.materialize([raw_traces, turn_features, turn_labels], partition_key="swe",
-                      instance=instance, resources=resources).success
-assert dg.materialize([raw_traces], partition_key="web", instance=instance,
+register_shards(instance, ["0"])
+assert dg.materialize([raw_traces], partition_key=shard_key("swe", "0"), instance=instance,
+                      resources=resources).success
+assert dg.materialize([turn_features, turn_labels], partition_key="swe", instance=instance,
+                      resources=resources).success
+assert dg.materialize([raw_traces], partition_key=shard_key("web", "0"), instance=instance,
                       resources=resources).success
 outcome = run_corpus_step("trajectory_dedup", [dg.AssetKey("trajectory_dedup")])
 assert outcome.success, outcome.error
@@ -201,8 +205,8 @@ def test_jobs_for_the_common_runs_are_served(server) -> None:
     port, _ = server
     repositories = graphql(port, JOBS_QUERY)["data"]["repositoriesOrError"]["nodes"]
     jobs = {job["name"] for repository in repositories for job in repository["jobs"]}
-    assert {"main_job", "corpus_job", "ingest_job", "curate_job", "train_job", "bench_job",
-            "release_job"} <= jobs
+    assert {"domain_job", "main_job", "domain_quality_job", "corpus_job", "ingest_job",
+            "curate_job", "train_job", "bench_job", "release_job"} <= jobs
 
 
 def _served_jobs(port: int) -> dict[str, str]:
@@ -224,16 +228,21 @@ def test_descriptions_read_in_the_ui_as_written(server) -> None:
 
 
 def test_each_stage_job_says_what_it_runs(server) -> None:
-    """curate_job (per domain) and curate_all_domains_job (dedup) each name their own assets."""
+    """curate_job (scrub, per shard), curate_per_domain_job (features, labels) and
+    curate_all_domains_job (dedup) each name their own assets."""
     port, nodes = server
     jobs = _served_jobs(port)
-    assert jobs["curate_job"] != jobs["curate_all_domains_job"]
-    assert "`trajectory_dedup`" in jobs["curate_all_domains_job"]
-    assert "trajectory_dedup" not in jobs["curate_job"]
-    for name in ("turn_features", "turn_labels", "scrubbed_turns"):
-        assert f"`{name}`" in jobs["curate_job"] and name not in jobs["curate_all_domains_job"]
-    assert "one domain per run" in jobs["curate_job"]
-    assert "all domains" in jobs["curate_all_domains_job"]
+    curate, per_domain, all_domains = (jobs[name] for name in (
+        "curate_job", "curate_per_domain_job", "curate_all_domains_job"))
+    assert len({curate, per_domain, all_domains}) == 3
+    assert "`trajectory_dedup`" in all_domains
+    assert "trajectory_dedup" not in curate + per_domain
+    assert "`scrubbed_turns`" in curate and "scrubbed_turns" not in per_domain + all_domains
+    for name in ("turn_features", "turn_labels"):
+        assert f"`{name}`" in per_domain and name not in curate + all_domains
+    assert "one shard of one domain per run" in curate
+    assert "for one domain per run" in per_domain
+    assert "all domains" in all_domains
 
 
 def test_runs_launched_by_worldtrace_run_name_their_asset(server) -> None:
@@ -290,8 +299,10 @@ def test_a_partitioned_assets_page_shows_the_total_over_partitions(server, home:
     data = home / "data"
     rows = {domain: pq.read_metadata(data / "raw_turns" / f"domain={domain}" / "shard=0" /
                                      "part-0.parquet").num_rows for domain in ("swe", "web")}
-    assert figures["dagster/row_count"] == rows[latest["partition"]]
-    assert figures["rows_all_domains"] == sum(rows.values()) > rows[latest["partition"]]
+    domain, shard = latest["partition"].split("|")  # the partition key: domain|shard
+    assert shard == "0"
+    assert figures["dagster/row_count"] == figures["rows_domain"] == rows[domain]
+    assert figures["rows_all_domains"] == sum(rows.values()) > rows[domain]
 
 
 def test_materialized_pages_read_as_written(server) -> None:

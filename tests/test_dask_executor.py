@@ -1,11 +1,14 @@
-"""The per-domain assets on a real Dask cluster (assets/executors.py): a scheduler and two worker
-processes on 127.0.0.1, started and stopped here, and main_job launched as a user does
-(`dagster job execute` with WORLDTRACE_EXECUTOR=dask and the scheduler's address as run config).
+"""The per-domain and per-shard assets on a real Dask cluster (assets/executors.py): a scheduler
+and two worker processes on 127.0.0.1, started and stopped here, and domain_job, main_job, then
+domain_quality_job launched as a user does (`dagster job execute` with WORLDTRACE_EXECUTOR=dask
+and the scheduler's address as run config), the shard keys registered on the instance after
+domain_job, as `worldtrace run` does.
 
-- two domains at once: every step runs in a worker process, and every table is byte-identical
-  to the in-process run's;
-- a partition whose step fails is re-executed from the failure alone: the other partition's run
-  and the failed run's steps that passed are not redone;
+- two domains of two shards each, the four shard runs at once, then the two domains' features
+  and labels over their shards: every step runs in a worker process, and every table is
+  byte-identical to the in-process run's;
+- a shard whose step fails is re-executed from the failure alone: the other shards' runs and
+  the failed run's steps that passed are not redone, and their files are not rewritten;
 - a worker killed with SIGKILL in the middle of a step: Dask runs the step again on a live
   worker, the run succeeds with the same bytes, and nothing of the killed writer stays.
 """
@@ -32,16 +35,18 @@ distributed = pytest.importorskip("distributed", reason="dagster-dask not instal
 REPO = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 DOMAINS = ("search", "terminal")
-SMALL = {"collected_trajectories": 0, "generated_trajectories": 4, "seed": 3}
-PER_DOMAIN = ["generated_traces", "raw_trajectories", "raw_turns", "ingest_quarantine",
-              "turn_features", "turn_labels", "scrubbed_trajectories", "scrubbed_turns",
-              "scrub_findings"]
-TABLES = PER_DOMAIN[1:]  # generated_traces writes the native files, not a table
-# The asset steps of main_job (each asset check is a step of its own besides).
-STEPS = {"generated_traces", "raw_traces", "turn_features", "turn_labels", "scrubbed_traces"}
+SMALL = {"collected_trajectories": 0, "generated_trajectories": 6, "seed": 3}
+SHARDS = 2  # per domain: each domain's six files fall in both (asserted by the reference)
+SHARD_TABLES = ["raw_trajectories", "raw_turns", "ingest_quarantine", "scrubbed_trajectories",
+                "scrubbed_turns", "scrub_findings"]  # main_job's, one shard a run
+TABLES = [*SHARD_TABLES, "turn_features", "turn_labels"]  # and domain_quality_job's
+# The asset steps of main_job and of domain_quality_job (each asset check is a step of its own
+# besides).
+STEPS = {"main_job": {"raw_traces", "scrubbed_traces"},
+         "domain_quality_job": {"turn_features", "turn_labels"}}
 # Generous: every process imports the code location (~10 CPU s), slow on a shared machine.
 START_SECONDS = 120
-RUN_SECONDS = 600
+RUN_SECONDS = 1200  # a run's process may take minutes to import on a loaded 2-core machine
 # A writer's temporary name ends in -<host>-<pid> (sources/storage.py).
 TEMPORARY = re.compile(r"\..+\.(?:tmp|fresh|parts|old)-.+-(?P<pid>\d+)")
 
@@ -130,19 +135,67 @@ def _instance(home: Path) -> Path:
     return home
 
 
-def _launch(cluster: Cluster, root: Path, home: Path, domain: str, data: Path,
-            factory: dict) -> subprocess.Popen:
-    """`dagster job execute` of main_job for one domain on the cluster (log in root)."""
-    config = root / f"run-{domain}.yaml"
+def _launch(cluster: Cluster, root: Path, home: Path, job: str, partition: str, data: Path,
+            factory: dict, shards: int = SHARDS) -> subprocess.Popen:
+    """`dagster job execute` of a job for one partition (a domain for domain_job, `domain|shard`
+    for main_job) on the cluster (log in root, named after the partition)."""
+    from assets.partitions import domain_partitions, shard_partitions
+
+    name = partition.replace("|", "-")
+    config = root / f"run-{name}.yaml"
     config.write_text(json.dumps({  # JSON is YAML
         "execution": {"config": {"cluster": {"existing": {"address": cluster.address}}}},
-        "resources": {"storage": {"config": {"data_dir": str(data)}}},
-        "ops": {"generated_traces": {"config": factory}}}))
+        "resources": {"storage": {"config": {"data_dir": str(data),
+                                             "shards_per_domain": shards}}},
+        **({"ops": {"generated_traces": {"config": factory}}} if job == "domain_job" else {})}))
+    partitions = shard_partitions if job == "main_job" else domain_partitions
     return subprocess.Popen(
         [str(BIN / "dagster"), "job", "execute", "-m", "assets.definitions", "-a", "defs",
-         "-j", "main_job", "-c", str(config), "--tags", json.dumps({"dagster/partition": domain})],
+         "-j", job, "-c", str(config),
+         "--tags", json.dumps(partitions.get_tags_for_partition_key(partition))],
         cwd=REPO, env=_env(DAGSTER_HOME=str(home)),
-        stdout=(root / f"run-{domain}.log").open("w"), stderr=subprocess.STDOUT)
+        stdout=(root / f"run-{name}.log").open("w"), stderr=subprocess.STDOUT)
+
+
+def _run_all(cluster: Cluster, root: Path, home: Path, job: str, partitions: list[str],
+             data: Path, factory: dict, shards: int = SHARDS) -> dict[str, int]:
+    """One run per partition, all at once; their exit codes."""
+    runs = {partition: _launch(cluster, root, home, job, partition, data, factory, shards)
+            for partition in partitions}
+    return {partition: _wait(run, root / f"run-{partition.replace('|', '-')}.log")
+            for partition, run in runs.items()}
+
+
+def _register(home: Path, data: Path, domains: tuple[str, ...], shards: int = SHARDS
+              ) -> list[str]:
+    """What `worldtrace run` does between the two: the shard keys the domains' files hash to,
+    registered on the instance; returns every domain x shard partition to run."""
+    from assets.partitions import register_shards, shard_key
+    from assets.resources import WorldtraceStorage
+
+    storage = WorldtraceStorage(data_dir=str(data), shards_per_domain=shards)
+    by_domain = {domain: storage.shards_for(domain) for domain in domains}
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        register_shards(instance, sorted({key for keys in by_domain.values() for key in keys}))
+    return [str(shard_key(domain, shard)) for domain, keys in by_domain.items() for shard in keys]
+
+
+def _pipeline(cluster: Cluster, root: Path, home: Path, data: Path, factory: dict,
+              domains: tuple[str, ...] = DOMAINS, shards: int = SHARDS) -> dict[str, int]:
+    """domain_job for every domain, the shards registered, then main_job for every shard at
+    once; the shard runs' exit codes."""
+    generated = _run_all(cluster, root, home, "domain_job", list(domains), data, factory, shards)
+    assert set(generated.values()) == {0}, generated
+    return _run_all(cluster, root, home, "main_job", _register(home, data, domains, shards),
+                    data, factory, shards)
+
+
+def _quality(cluster: Cluster, root: Path, home: Path, data: Path,
+             domains: tuple[str, ...] = DOMAINS, shards: int = SHARDS) -> None:
+    """domain_quality_job for every domain at once (its features and labels over all its
+    shards), after the shard runs; each must pass."""
+    codes = _run_all(cluster, root, home, "domain_quality_job", list(domains), data, {}, shards)
+    assert set(codes.values()) == {0}, codes
 
 
 def _wait(run: subprocess.Popen, log: Path) -> int:
@@ -160,17 +213,25 @@ def _tables(data: Path) -> dict[str, str]:
             for table in TABLES for path in sorted((data / table).rglob("*.parquet"))}
 
 
-def _in_process(data: Path, factory: dict, domains: tuple[str, ...] = DOMAINS) -> None:
+def _in_process(data: Path, factory: dict, domains: tuple[str, ...] = DOMAINS,
+                shards: int = SHARDS) -> None:
+    """The same assets in this process: per domain, the generated files, one run per shard,
+    then the domain's features and labels."""
+    from shard_runs import materialize_domain
+
     from assets.definitions import defs
     from assets.resources import WorldtraceStorage
 
-    storage = WorldtraceStorage(data_dir=str(data))
+    storage = WorldtraceStorage(data_dir=str(data), shards_per_domain=shards)
     by_key = {key.to_user_string(): asset for asset in defs.assets for key in asset.keys}
-    assets = list({id(by_key[name]): by_key[name] for name in PER_DOMAIN}.values())
+    assets = list({id(by_key[name]): by_key[name] for name in TABLES}.values())
+    instance = dg.DagsterInstance.ephemeral()
     for domain in domains:
         assert dg.materialize(
-            assets, partition_key=domain, resources={"storage": storage},
+            [by_key["generated_traces"]], partition_key=domain, instance=instance,
+            resources={"storage": storage},
             run_config={"ops": {"generated_traces": {"config": factory}}}).success
+        assert materialize_domain(assets, domain, storage, instance=instance).success
 
 
 def _step_pids(instance: dg.DagsterInstance, run_id: str) -> dict[str, set[int]]:
@@ -181,9 +242,15 @@ def _step_pids(instance: dg.DagsterInstance, run_id: str) -> dict[str, set[int]]
     return pids
 
 
-def _partition_files(data: Path, domain: str) -> list[Path]:
-    """Every Parquet file of one domain's partitions (each shard of a sharded table)."""
-    return [p for p in data.rglob("*.parquet") if f"domain={domain}" in p.parts]
+def _partition_files(data: Path, domain: str, shard: str | None = None) -> list[Path]:
+    """Every Parquet file of one domain's partitions (of one shard of it, when given)."""
+    return [p for p in data.rglob("*.parquet") if f"domain={domain}" in p.parts
+            and (shard is None or f"shard={shard}" in p.parts)]
+
+
+def _files_now(files: list[Path]) -> dict[Path, tuple[int, int]]:
+    """Each file's inode and modification time: a rewrite changes them."""
+    return {p: (p.stat().st_ino, p.stat().st_mtime_ns) for p in files}
 
 
 def _leftovers(data: Path) -> list[str]:
@@ -194,59 +261,67 @@ def _leftovers(data: Path) -> list[str]:
 
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """The tables of the in-process run of main_job's assets on SMALL, both domains."""
+    """The tables of the in-process run of the same assets on SMALL, both domains, two shards
+    each."""
     data = tmp_path_factory.mktemp("reference")
     _in_process(data, SMALL)
     tables = _tables(data)
-    assert len(tables) == len(TABLES) * len(DOMAINS)
+    assert len(tables) == len(TABLES) * len(DOMAINS) * SHARDS  # every shard has files
     return tables
 
 
-def test_main_job_on_a_dask_cluster_gives_the_in_process_bytes(
+def test_shards_on_a_dask_cluster_give_the_in_process_bytes(
         cluster: Cluster, reference: dict[str, str], tmp_path: Path) -> None:
     home = _instance(tmp_path / "dagster_home")
     data = tmp_path / "dask_data"
-    runs = {domain: _launch(cluster, tmp_path, home, domain, data, SMALL) for domain in DOMAINS}
-    for domain, run in runs.items():
-        log = tmp_path / f"run-{domain}.log"
-        assert _wait(run, log) == 0, log.read_text()[-4000:]
+    codes = _pipeline(cluster, tmp_path, home, data, SMALL)
+    assert sorted(codes) == ["search|0", "search|1", "terminal|0", "terminal|1"]
+    assert set(codes.values()) == {0}, codes
+
+    _quality(cluster, tmp_path, home, data)
 
     with dg.DagsterInstance.from_config(str(home)) as instance:
-        records = instance.get_run_records()
-        assert sorted(r.dagster_run.tags["dagster/partition"] for r in records) == sorted(DOMAINS)
-        assert all(r.dagster_run.status == dg.DagsterRunStatus.SUCCESS for r in records)
-        for record in records:
-            pids = _step_pids(instance, record.dagster_run.run_id)
-            assert STEPS <= set(pids)  # and the asset checks, each a step of its own
-            ran_in = set().union(*pids.values())
-            assert ran_in <= cluster.worker_pids, (ran_in, cluster.worker_pids)  # not the launcher
+        records = {job: [r for r in instance.get_run_records() if r.dagster_run.job_name == job]
+                   for job in STEPS}
+        assert sorted(r.dagster_run.tags["dagster/partition"]
+                      for r in records["main_job"]) == sorted(codes)
+        assert sorted(r.dagster_run.tags["dagster/partition"]
+                      for r in records["domain_quality_job"]) == sorted(DOMAINS)
+        for job, steps in STEPS.items():
+            for record in records[job]:
+                assert record.dagster_run.status == dg.DagsterRunStatus.SUCCESS
+                pids = _step_pids(instance, record.dagster_run.run_id)
+                assert steps <= set(pids)  # and the asset checks, each a step of its own
+                ran_in = set().union(*pids.values())
+                # in the workers, not the launcher
+                assert ran_in <= cluster.worker_pids, (ran_in, cluster.worker_pids)
 
     assert _tables(data) == reference
     assert _leftovers(data) == []
 
 
-def test_a_failed_partition_is_retried_alone(
+def test_a_failed_shard_is_retried_alone(
         cluster: Cluster, reference: dict[str, str], tmp_path: Path) -> None:
     home = _instance(tmp_path / "dagster_home")
     data = tmp_path / "dask_data"
-    # A real obstacle on disk: a file where search's raw_turns partition folder goes.
-    blocker = data / "raw_turns" / "domain=search"
+    # A real obstacle on disk: a file where search's raw_turns folder of shard 1 goes.
+    blocker = data / "raw_turns" / "domain=search" / "shard=1"
     blocker.parent.mkdir(parents=True)
     blocker.write_text("not a folder")
-    runs = {domain: _launch(cluster, tmp_path, home, domain, data, SMALL) for domain in DOMAINS}
-    codes = {domain: _wait(run, tmp_path / f"run-{domain}.log") for domain, run in runs.items()}
-    assert codes["terminal"] == 0 and codes["search"] != 0
-    terminal_files = {p: (p.stat().st_ino, p.stat().st_mtime_ns)
-                      for p in _partition_files(data, "terminal")}
-    assert terminal_files
+    codes = _pipeline(cluster, tmp_path, home, data, SMALL)
+    assert codes.pop("search|1") != 0 and set(codes.values()) == {0}, codes
+    others = _files_now([path for partition in codes
+                         for path in _partition_files(data, *partition.split("|"))])
+    assert len(others) == len(SHARD_TABLES) * len(codes)
 
     blocker.unlink()
     with dg.DagsterInstance.from_config(str(home)) as instance:
         (failed,) = [r.dagster_run for r in instance.get_run_records()
                      if r.dagster_run.status == dg.DagsterRunStatus.FAILURE]
-        assert failed.tags["dagster/partition"] == "search"
+        assert failed.tags["dagster/partition"] == "search|1"
         first_pass = set(_step_pids(instance, failed.run_id))
-    assert "generated_traces" in first_pass and "raw_traces" not in first_pass
+        runs_before = len(instance.get_run_records())
+    assert "raw_traces" not in first_pass  # it failed; nothing after it ran
     retry = subprocess.run([sys.executable, "-c", FROM_FAILURE, failed.run_id], cwd=REPO,
                            env=_env(DAGSTER_HOME=str(home)), capture_output=True, text=True,
                            timeout=RUN_SECONDS)
@@ -255,13 +330,14 @@ def test_a_failed_partition_is_retried_alone(
     with dg.DagsterInstance.from_config(str(home)) as instance:
         records = [r.dagster_run for r in instance.get_run_records()]
         (rerun,) = [r for r in records if r.parent_run_id == failed.run_id]
-        # only the failed step and those after it; generated_traces kept its first-pass output
+        # the failed shard's steps from the failure on, in one run; no other shard ran again
         second_pass = set(_step_pids(instance, rerun.run_id))
-        assert not second_pass & first_pass and STEPS - first_pass <= second_pass
-        assert rerun.tags["dagster/partition"] == "search"
-        assert len(records) == 3  # terminal once, search failed, search re-executed
-    assert {p: (p.stat().st_ino, p.stat().st_mtime_ns)
-            for p in _partition_files(data, "terminal")} == terminal_files
+        assert not second_pass & first_pass and STEPS["main_job"] <= second_pass
+        assert rerun.tags["dagster/partition"] == "search|1"
+        assert rerun.tags["dagster/partition/shard"] == "1"
+        assert len(records) == runs_before + 1
+    assert _files_now(list(others)) == others  # the other shards' files were not rewritten
+    _quality(cluster, tmp_path, home, data)  # every shard is there: the domains' features
     assert _tables(data) == reference
     assert _leftovers(data) == []
 
@@ -270,11 +346,14 @@ def test_a_worker_killed_mid_step_is_replaced_with_the_same_bytes(
         cluster: Cluster, tmp_path: Path) -> None:
     # Enough trajectories that the ingest step writes for a while: the window to kill it in.
     larger = {**SMALL, "generated_trajectories": 120}
-    _in_process(tmp_path / "reference", larger, ("terminal",))
+    _in_process(tmp_path / "reference", larger, ("terminal",), shards=1)
     home = _instance(tmp_path / "dagster_home")
     data = tmp_path / "dask_data"
     workers_before = _worker_pids(cluster.client)
-    run = _launch(cluster, tmp_path, home, "terminal", data, larger)
+    generated = _run_all(cluster, tmp_path, home, "domain_job", ["terminal"], data, larger, 1)
+    assert generated == {"terminal": 0}
+    (partition,) = _register(home, data, ("terminal",), 1)
+    run = _launch(cluster, tmp_path, home, "main_job", partition, data, larger, 1)
     killed = None
     deadline = time.monotonic() + RUN_SECONDS
     while killed is None and run.poll() is None and time.monotonic() < deadline:
@@ -287,8 +366,9 @@ def test_a_worker_killed_mid_step_is_replaced_with_the_same_bytes(
                 break
         time.sleep(0.05)
     assert killed is not None, "no step was caught writing"
-    log = tmp_path / "run-terminal.log"
+    log = tmp_path / "run-terminal-0.log"
     assert _wait(run, log) == 0, log.read_text()[-4000:]
+    _quality(cluster, tmp_path, home, data, ("terminal",), 1)
 
     assert _tables(data) == _tables(tmp_path / "reference")
     assert _leftovers(data) == []

@@ -17,12 +17,15 @@ import dagster as dg
 import pyarrow.parquet as pq
 import pytest
 from quality_rows import trajectory, write_partition
+from shard_runs import materialize_domain
 from test_split import corpus as leaky_corpus
 
 from assets.ingest import raw_traces
+from assets.partitions import register_shards
 from assets.quality import trajectory_dedup, turn_features, turn_labels
 from assets.resources import WorldtraceStorage
 from assets.scrub import scrubbed_traces
+from assets.shard_sensor import shard_registry
 from assets.splits import trajectory_split
 from quality.sharded import CORPUS_COLUMNS, order_of_domain
 from quality.split import SplitConfig, split_trajectories
@@ -219,31 +222,62 @@ def test_decontamination_holds_across_shards(tmp_path) -> None:
     assert any(shard[r["trajectory_id"]] != shard[r["nearest_bench_id"]] for r in moved), moved
 
 
-def test_dagster_materializes_shards_with_the_rows_of_one(generated, tmp_path) -> None:
-    catalog = tmp_path / "sources.toml"
+def _catalog(generated: dict, folder: Path) -> Path:
+    """A catalog naming the generated sources."""
+    catalog = folder / "sources.toml"
     catalog.write_text("".join(
         f'[[source]]\nname = "{spec.name}"\ndomain = "{spec.domain}"\nformat = "auto"\n'
         f'path = "{spec.path}"\n\n' for spec in generated["specs"]), encoding="utf-8")
+    return catalog
+
+
+def test_the_sensor_registers_the_shards_the_files_hash_to(generated, tmp_path) -> None:
+    storage = WorldtraceStorage(data_dir=str(tmp_path / "data"),
+                                catalog=str(_catalog(generated, tmp_path)),
+                                shards_per_domain=SHARDS)
+    instance = dg.DagsterInstance.ephemeral()
+    first = shard_registry(dg.build_sensor_context(instance=instance,
+                                                   resources={"storage": storage}))
+    (request,) = first.dynamic_partitions_requests
+    assert (request.partitions_def_name, request.partition_keys) == ("shard", ["0", "1", "2"])
+    assert register_shards(instance, request.partition_keys) == ["0", "1", "2"]
+    assert register_shards(instance, ["0", "2"]) == []  # known keys are not added twice
+    second = shard_registry(dg.build_sensor_context(instance=instance,
+                                                    resources={"storage": storage}))
+    assert isinstance(second, dg.SkipReason)  # nothing new
+    assert shard_registry.default_status == dg.DefaultSensorStatus.STOPPED  # off by default
+
+
+def test_dagster_materializes_shards_with_the_rows_of_one(generated, tmp_path) -> None:
+    catalog = _catalog(generated, tmp_path)
     data = tmp_path / "data"
     storage = WorldtraceStorage(data_dir=str(data), catalog=str(catalog),
                                 shards_per_domain=SHARDS)
     for domain in DOMAINS_USED:
-        result = dg.materialize([raw_traces, turn_features, turn_labels, scrubbed_traces],
-                                partition_key=domain, resources={"storage": storage})
-        assert result.success
+        result = materialize_domain([raw_traces, turn_features, turn_labels, scrubbed_traces],
+                                    domain, storage)
+        # one run per shard (ingest, scrub), then one of the domain (features, labels)
+        assert result.success and len(result.shard_results) == SHARDS == len(result.results) - 1
         assert all(c.passed for c in result.get_asset_check_evaluations())
-        meta = {e.asset_key.to_user_string(): e.materialization.metadata
-                for e in result.get_asset_materialization_events()}
+        domain_rows = len(rows(RAW_TURNS, generated[1], domain))
         for name in ("raw_turns", "turn_labels", "scrubbed_turns"):
-            assert meta[name]["shards"].value == SHARDS
-            assert meta[name]["dagster/row_count"].value == len(
-                rows(RAW_TURNS, generated[1], domain))
-            assert "| 2 |" in meta[name]["rows_per_shard"].value
+            meta = [e.materialization.metadata for e in result.get_asset_materialization_events()
+                    if e.asset_key.to_user_string() == name]
+            if name == "turn_labels":  # per domain: the domain's rows, over its shards
+                assert [m["dagster/row_count"].value for m in meta] == [domain_rows]
+            else:
+                assert [m["dagster/row_count"].value for m in meta] == [
+                    len(pq.read_table(RAW_TURNS.path(generated[SHARDS], domain, str(shard))))
+                    for shard in range(SHARDS)]  # each shard's own rows
+                assert meta[-1]["rows_domain"].value == domain_rows  # rolled up
+            last = meta[-1]  # the domain, once every shard is written
+            assert last["shards"].value == SHARDS
+            assert "| 2 |" in last["rows_per_shard"].value
     assert dg.materialize([trajectory_dedup, trajectory_split], resources={"storage": storage},
                           run_config={"ops": {"trajectory_split": {"config": {
                               "bench_share": 0.5}}}}).success
     for domain in DOMAINS_USED:
-        for table in (RAW_TURNS, SCRUBBED_TURNS):
+        for table in (RAW_TURNS, TURN_FEATURES, TURN_LABELS, SCRUBBED_TURNS):
             assert rows(table, data, domain) == rows(table, generated[1], domain)
         assert (TRAJECTORY_SPLIT.path(data, domain).read_bytes()
                 == TRAJECTORY_SPLIT.path(generated[1], domain).read_bytes())

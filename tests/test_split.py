@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 from datasets import load_from_disk
 from quality_rows import trajectory, write_partition
+from shard_runs import materialize_domain
 
 from assets.ingest import raw_traces
 from assets.quality import trajectory_dedup, turn_features, turn_labels
@@ -139,8 +140,8 @@ def test_assets_on_real_fixtures(traces_dir, tmp_path):
     storage = WorldtraceStorage(data_dir=str(tmp_path),
                                 catalog=str(REPO_ROOT / "sources.example.toml"))
     for domain in ("swe", "mcp"):
-        assert dg.materialize([raw_traces, turn_features, turn_labels, scrubbed_traces],
-                              partition_key=domain, resources={"storage": storage}).success
+        assert materialize_domain([raw_traces, turn_features, turn_labels, scrubbed_traces],
+                                  domain, storage).success
     result = dg.materialize(
         [trajectory_dedup, trajectory_split, tokenizer, cpt_corpus, sft_split, rl_split,
          rl_split_all_turns],

@@ -1,8 +1,12 @@
 """Run the whole pipeline on a Dagster instance, with one line of progress per step.
 
-1. main_job once per domain partition, `workers` domains at a time (one process each, each
-   run in-process: a step subprocess would re-import torch for every step);
-2. then every asset built over all domains (corpus_job), one asset per run, in dependency order,
+1. domain_job once per domain (the native trace files), then the shard keys the catalog's
+   files hash to are registered (the `shard` dimension of the shard-local partitions);
+2. main_job (ingest, scrub) once per domain x shard partition;
+3. domain_quality_job (turn_features, turn_labels) once per domain, over all its shards;
+   phases 1-3 run `workers` runs at a time (one process each, each run in-process: a step
+   subprocess would re-import torch for every step);
+4. then every asset built over all domains (corpus_job), one asset per run, in dependency order,
    each run of Dagster's asset job, as the UI's Materialize button launches it: the Runs page
    names the asset it built (a run of corpus_job with a selection shows only "corpus_job").
 
@@ -27,6 +31,8 @@ from pathlib import Path
 
 import dagster as dg
 
+from sources.storage import shard_order
+
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}},
          "execution": {"config": {"in_process": {}}}}
 
@@ -39,6 +45,14 @@ def _job(name: str) -> dg.JobDefinition:
 
 def main_job() -> dg.JobDefinition:
     return _job("main_job")
+
+
+def domain_job() -> dg.JobDefinition:
+    return _job("domain_job")
+
+
+def domain_quality_job() -> dg.JobDefinition:
+    return _job("domain_quality_job")
 
 
 def corpus_job() -> dg.JobDefinition:
@@ -92,7 +106,8 @@ def _execute(job_function: str, name: str, tags: dict[str, str] | None = None,
              run_config: dict | None = None) -> StepOutcome:
     started = time.perf_counter()
     job = (dg.build_reconstructable_job("worldtrace.launch", job_function)
-           if job_function in ("main_job", "corpus_job") else _reconstructable(job_function))
+           if job_function in ("main_job", "domain_job", "domain_quality_job", "corpus_job")
+           else _reconstructable(job_function))
     with dg.execute_job(job, instance=dg.DagsterInstance.get(), tags=tags,
                         asset_selection=asset_selection,
                         run_config={**QUIET, **(run_config or {})}) as result:
@@ -131,15 +146,40 @@ def output_to(log_path: Path) -> Iterator[None]:
 
 
 def run_domain(domain: str, log_path: Path) -> StepOutcome:
-    """main_job for one domain partition (in a worker process), its output to the log."""
+    """domain_job for one domain (in a worker process), its output to the log."""
     with output_to(log_path):
-        return _execute("main_job", f"main_job[{domain}]",
-                        tags={"dagster/partition": domain, **run_tags(f"main_job[{domain}]")})
+        return _execute("domain_job", f"domain_job[{domain}]",
+                        tags={"dagster/partition": domain, **run_tags(f"domain_job[{domain}]")})
+
+
+def run_shard(domain: str, shard: str, log_path: Path) -> StepOutcome:
+    """main_job for one domain x shard partition (in a worker process), its output to the log."""
+    from assets.partitions import shard_key, shard_partitions
+
+    name = f"main_job[{shard_key(domain, shard)}]"
+    with output_to(log_path):
+        return _execute("main_job", name, tags={
+            **shard_partitions.get_tags_for_partition_key(shard_key(domain, shard)),
+            **run_tags(name)})
+
+
+def register_domain_shards(domains: Sequence[str]) -> dict[str, list[str]]:
+    """The shards each domain's catalog files hash to, registered on the instance (the dynamic
+    `shard` dimension) before any shard run starts."""
+    from assets.partitions import register_shards
+    from assets.resources import storage_from_environment
+
+    storage = storage_from_environment()
+    by_domain = {domain: storage.shards_for(domain) for domain in domains}
+    with dg.DagsterInstance.get() as instance:
+        register_shards(instance, sorted({s for keys in by_domain.values() for s in keys},
+                                         key=shard_order))
+    return by_domain
 
 
 def run_corpus_step(name: str, keys: Sequence[dg.AssetKey], run_config: dict | None = None
                     ) -> StepOutcome:
-    """One step of phase 2: the assets of one definition, as a run of the asset job."""
+    """One step of phase 4: the assets of one definition, as a run of the asset job."""
     return _execute(asset_job_name(), name, tags=run_tags(name), asset_selection=keys,
                     run_config=run_config)
 
@@ -165,22 +205,45 @@ def prepare_instance() -> None:
     dg.DagsterInstance.get().dispose()
 
 
+def run_domain_quality(domain: str, log_path: Path) -> StepOutcome:
+    """domain_quality_job for one domain, over all its shards (in a worker process)."""
+    name = f"domain_quality_job[{domain}]"
+    with output_to(log_path):
+        return _execute("domain_quality_job", name,
+                        tags={"dagster/partition": domain, **run_tags(name)})
+
+
 def run_pipeline(domains: Sequence[str], workers: int, op_config: dict[str, dict],
                  log_path: Path, say: Callable[[str], None] = print) -> list[StepOutcome]:
-    """Both phases; stops after the first failed run (what follows would build on it).
-    `op_config`: run config per asset step of phase 2 ({"dataset_release": {"version": ...}})."""
+    """The four phases; stops after the first phase with a failed run, or the first failed
+    corpus run (what follows would build on it). `op_config`: run config per asset step of
+    phase 4 ({"dataset_release": {"version": ...}})."""
     outcomes: list[StepOutcome] = []
-    say(f"[1/2] generate, ingest, curate, scrub: {len(domains)} domains, {workers} at a time")
+    say(f"[1/4] generate: {len(domains)} domains, {workers} at a time")
     prepare_instance()
     with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
-        futures = [pool.submit(run_domain, domain, log_path) for domain in domains]
-        for future in as_completed(futures):
-            outcomes.append(future.result())
-            say("  " + outcomes[-1].line())
-    if not all(outcome.success for outcome in outcomes):
-        return outcomes
+        def wait(futures: list) -> bool:
+            for future in as_completed(futures):
+                outcomes.append(future.result())
+                say("  " + outcomes[-1].line())
+            return all(outcome.success for outcome in outcomes)
+
+        if not wait([pool.submit(run_domain, domain, log_path) for domain in domains]):
+            return outcomes
+        shards = register_domain_shards(domains)
+        count = sum(len(keys) for keys in shards.values())
+        say(f"[2/4] ingest, scrub: {count} domain x shard partitions (shards "
+            f"{', '.join(sorted({s for keys in shards.values() for s in keys}, key=shard_order))}"
+            f"), {workers} at a time")
+        if not wait([pool.submit(run_shard, domain, shard, log_path)
+                     for domain in domains for shard in shards[domain]]):
+            return outcomes
+        say(f"[3/4] features, labels: {len(domains)} domains (all their shards), {workers} at "
+            "a time")
+        if not wait([pool.submit(run_domain_quality, domain, log_path) for domain in domains]):
+            return outcomes
     steps = corpus_steps()
-    say(f"[2/2] across all domains: {len(steps)} steps (dedup, split, corpora, models, bench, "
+    say(f"[4/4] across all domains: {len(steps)} steps (dedup, split, corpora, models, bench, "
         "release)")
     for name, keys in steps:
         config = {"ops": {name: {"config": op_config[name]}}} if name in op_config else None

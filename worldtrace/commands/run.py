@@ -3,7 +3,9 @@
     worldtrace run [--domains all] [--workers 2] [--release-version 0.1.0]
                    [--bench-per-domain 10] [--max-new-tokens 128] [--full] [--base DIR]
 
-Runs main_job for every domain (two at a time by default), then every cross-domain asset
+Runs domain_job for every domain, registers the shards their files hash to, runs main_job
+(ingest, scrub) for every domain x shard partition, then domain_quality_job (features, labels)
+for every domain (two runs at a time by default), then every cross-domain asset
 (dedup, split, corpora, models, bench, release) once, printing one line per run, and ends with
 a summary. Needs $DAGSTER_HOME (make sets it); the runs show in `make ui`. By default the bench
 is a sample (--bench-per-domain per domain, --max-new-tokens per prediction) so the whole run
@@ -36,7 +38,7 @@ REAL_BASE_STEPS = {"cpt_model": {"max_steps": 10, "batch_size": 4, "learning_rat
 
 
 def real_base_config(base: Path) -> dict[str, dict]:
-    """Run config of the phase-2 assets that trains and benches on a pretrained base."""
+    """Run config of the phase-4 (corpus) assets that trains and benches on a pretrained base."""
     from bench.model_folder import NotAModelFolder, check_model_folder
     from training.sft_split import REAL_BASE_BUDGETS as budgets
 
@@ -113,7 +115,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                                              "summary (what make run runs)")
     parser.add_argument("--domains", default="all", help="'all' or a comma-separated list")
     parser.add_argument("--workers", type=int, default=2,
-                        help="domain runs at a time (default 2: both cores)")
+                        help="domain and shard runs at a time (default 2: both cores)")
     parser.add_argument("--release-version", default="0.1.0")
     parser.add_argument("--bench-per-domain", type=int, default=10,
                         help="bench samples per domain (default 10; --full: official counts)")
