@@ -18,7 +18,7 @@ from quality.tables import TURN_FEATURES, TURN_LABELS
 from sources.catalog import load_catalog
 from sources.ingest import write_tables
 from sources.tables import RAW_TURNS
-from worldtrace.launch import corpus_steps, prepare_instance
+from worldtrace.launch import corpus_steps, prepare_instance, register_domain_shards
 from worldtrace.summary import summary
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -73,3 +73,23 @@ def _open_instance(home: str) -> bool:
     os.environ["DAGSTER_HOME"] = home
     dg.DagsterInstance.get().dispose()
     return True
+
+
+def test_the_shards_the_files_hash_to_are_registered_before_the_shard_runs(
+        traces_dir: Path, tmp_path: Path, monkeypatch) -> None:
+    """Between the generate and the shard phases: each domain's shard keys (the catalog's files
+    hash to them), added to the instance once."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    monkeypatch.setenv("WORLDTRACE_DATA", str(tmp_path / "data"))
+    monkeypatch.setenv("WORLDTRACE_CATALOG", str(REPO_ROOT / "sources.example.toml"))
+    log = tmp_path / "run.log"
+    for shards, expected in (("1", ["0"]), ("4", ["0", "1", "2", "3"])):
+        monkeypatch.setenv("WORLDTRACE_SHARDS", shards)
+        found = register_domain_shards(["web", "terminal"], log)
+        assert set(found) == {"web", "terminal"} and all(found.values())
+        assert {key for keys in found.values() for key in keys} <= set(expected)
+        with dg.DagsterInstance.get() as instance:
+            registered = instance.get_dynamic_partitions("shard")
+        assert set(registered) == {"0"} | {key for keys in found.values() for key in keys}

@@ -163,17 +163,19 @@ def run_shard(domain: str, shard: str, log_path: Path) -> StepOutcome:
             **run_tags(name)})
 
 
-def register_domain_shards(domains: Sequence[str]) -> dict[str, list[str]]:
+def register_domain_shards(domains: Sequence[str], log_path: Path) -> dict[str, list[str]]:
     """The shards each domain's catalog files hash to, registered on the instance (the dynamic
-    `shard` dimension) before any shard run starts."""
+    `shard` dimension) before any shard run starts (in a worker process: what Dagster prints
+    on opening the instance goes to the log, as the runs' does)."""
     from assets.partitions import register_shards
     from assets.resources import storage_from_environment
 
-    storage = storage_from_environment()
-    by_domain = {domain: storage.shards_for(domain) for domain in domains}
-    with dg.DagsterInstance.get() as instance:
-        register_shards(instance, sorted({s for keys in by_domain.values() for s in keys},
-                                         key=shard_order))
+    with output_to(log_path):
+        storage = storage_from_environment()
+        by_domain = {domain: storage.shards_for(domain) for domain in domains}
+        with dg.DagsterInstance.get() as instance:
+            register_shards(instance, sorted({s for keys in by_domain.values() for s in keys},
+                                             key=shard_order))
     return by_domain
 
 
@@ -230,7 +232,7 @@ def run_pipeline(domains: Sequence[str], workers: int, op_config: dict[str, dict
 
         if not wait([pool.submit(run_domain, domain, log_path) for domain in domains]):
             return outcomes
-        shards = register_domain_shards(domains)
+        shards = pool.submit(register_domain_shards, domains, log_path).result()
         count = sum(len(keys) for keys in shards.values())
         say(f"[2/4] ingest, scrub: {count} domain x shard partitions (shards "
             f"{', '.join(sorted({s for keys in shards.values() for s in keys}, key=shard_order))}"
