@@ -60,10 +60,15 @@ def domain_and_shard(context: dg.AssetExecutionContext | dg.AssetCheckExecutionC
     return dimensions["domain"], dimensions[SHARD_DIMENSION]
 
 
+def unknown_shards(instance: dg.DagsterInstance, keys: list[str]) -> list[str]:
+    """The shard keys (in the order given) that the instance does not know yet."""
+    known = set(instance.get_dynamic_partitions(SHARD_DIMENSION))
+    return [key for key in keys if key not in known]
+
+
 def register_shards(instance: dg.DagsterInstance, keys: list[str]) -> list[str]:
     """Add the shard keys the instance does not know yet; returns the ones added."""
-    known = set(instance.get_dynamic_partitions(SHARD_DIMENSION))
-    new = [key for key in keys if key not in known]
+    new = unknown_shards(instance, keys)
     if new:
         instance.add_dynamic_partitions(SHARD_DIMENSION, new)
     return new

@@ -9,7 +9,7 @@ Off by default: turn it on in the UI (Automation).
 
 import dagster as dg
 
-from assets.partitions import shards
+from assets.partitions import shards, unknown_shards
 from assets.resources import WorldtraceStorage
 from sources.schema import DOMAINS
 from sources.storage import shard_order
@@ -20,9 +20,9 @@ from sources.storage import shard_order
                        "of the per-turn partitions) as sources arrive.")
 def shard_registry(context: dg.SensorEvaluationContext, storage: WorldtraceStorage
                    ) -> dg.SensorResult | dg.SkipReason:
-    found = {key for domain in DOMAINS for key in storage.shards_for(domain)}
-    known = set(context.instance.get_dynamic_partitions(shards.name))
-    new = sorted(found - known, key=shard_order)
+    found = sorted({key for domain in DOMAINS for key in storage.shards_for(domain)},
+                   key=shard_order)
+    new = unknown_shards(context.instance, found)
     if not new:
-        return dg.SkipReason(f"no new shard (known: {', '.join(sorted(known, key=shard_order))})")
+        return dg.SkipReason(f"no new shard (the catalog's, all known: {', '.join(found)})")
     return dg.SensorResult(dynamic_partitions_requests=[shards.build_add_request(new)])

@@ -145,11 +145,12 @@ def output_to(log_path: Path) -> Iterator[None]:
             os.close(saved[1])
 
 
-def run_domain(domain: str, log_path: Path) -> StepOutcome:
-    """domain_job for one domain (in a worker process), its output to the log."""
+def run_domain(job_function: str, domain: str, log_path: Path) -> StepOutcome:
+    """A per-domain job (domain_job before the shards, domain_quality_job over all of them)
+    for one domain (in a worker process), its output to the log."""
+    name = f"{job_function}[{domain}]"
     with output_to(log_path):
-        return _execute("domain_job", f"domain_job[{domain}]",
-                        tags={"dagster/partition": domain, **run_tags(f"domain_job[{domain}]")})
+        return _execute(job_function, name, tags={"dagster/partition": domain, **run_tags(name)})
 
 
 def run_shard(domain: str, shard: str, log_path: Path) -> StepOutcome:
@@ -207,14 +208,6 @@ def prepare_instance() -> None:
     dg.DagsterInstance.get().dispose()
 
 
-def run_domain_quality(domain: str, log_path: Path) -> StepOutcome:
-    """domain_quality_job for one domain, over all its shards (in a worker process)."""
-    name = f"domain_quality_job[{domain}]"
-    with output_to(log_path):
-        return _execute("domain_quality_job", name,
-                        tags={"dagster/partition": domain, **run_tags(name)})
-
-
 def run_pipeline(domains: Sequence[str], workers: int, op_config: dict[str, dict],
                  log_path: Path, say: Callable[[str], None] = print) -> list[StepOutcome]:
     """The four phases; stops after the first phase with a failed run, or the first failed
@@ -230,7 +223,11 @@ def run_pipeline(domains: Sequence[str], workers: int, op_config: dict[str, dict
                 say("  " + outcomes[-1].line())
             return all(outcome.success for outcome in outcomes)
 
-        if not wait([pool.submit(run_domain, domain, log_path) for domain in domains]):
+        def per_domain(job_function: str) -> bool:
+            return wait([pool.submit(run_domain, job_function, domain, log_path)
+                         for domain in domains])
+
+        if not per_domain("domain_job"):
             return outcomes
         shards = pool.submit(register_domain_shards, domains, log_path).result()
         count = sum(len(keys) for keys in shards.values())
@@ -242,7 +239,7 @@ def run_pipeline(domains: Sequence[str], workers: int, op_config: dict[str, dict
             return outcomes
         say(f"[3/4] features, labels: {len(domains)} domains (all their shards), {workers} at "
             "a time")
-        if not wait([pool.submit(run_domain_quality, domain, log_path) for domain in domains]):
+        if not per_domain("domain_quality_job"):
             return outcomes
     steps = corpus_steps()
     say(f"[4/4] across all domains: {len(steps)} steps (dedup, split, corpora, models, bench, "
