@@ -81,7 +81,9 @@ def observation_nll(work: Path, folder: Path, name: str, episodes: list,
         stats = ValidateStats()
         with stopwatch() as lap:
             rows = validate(chat.model, chat.tokenizer, episodes,
-                            ValidateConfig(max_tokens=args.max_tokens, score="nll"), stats)
+                            # every observation token: the CPT's NLL on whole observations
+                            ValidateConfig(max_tokens=args.max_tokens, score="nll",
+                                           observation_tokens=None), stats)
         print(f"{name}: {len(rows)} turns, {stats.tokens:,} tokens in {lap.wall:.0f} s "
               f"({stats.tokens / max(lap.wall, 1e-9):.0f} tokens/s)", flush=True)
         write_parquet(pa.Table.from_pylist(

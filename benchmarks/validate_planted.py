@@ -107,8 +107,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--score", choices=("contrast", "nll"), default="contrast",
                         help="contrast: score both ways in one run and report both rankings")
-    parser.add_argument("--observation-tokens", type=int,
-                        help="score each observation's first N tokens (default: all)")
+    parser.add_argument("--observation-tokens", type=int, default=32,
+                        help="score each observation's first N tokens (default 32, as "
+                             "`worldtrace validate`; 0: every token)")
     parser.add_argument("--out", type=Path, help="a folder for each model's scored rows "
                                                  "(<model>.parquet, with a planted column)")
     args = parser.parse_args()
@@ -128,7 +129,7 @@ def main() -> None:
         chat = LocalChatModel.load(folder, dtype="float32", device="cpu")
         stats = ValidateStats()
         config = ValidateConfig(max_tokens=args.max_tokens, score=args.score,
-                                observation_tokens=args.observation_tokens)
+                                observation_tokens=args.observation_tokens or None)
         with stopwatch() as lap:
             rows = validate(chat.model, chat.tokenizer, announced(episodes, folder.name),
                             config, stats)

@@ -68,7 +68,8 @@ def test_planted_observations_are_the_most_surprising(trained):
     test[3] = planted(test[3], 2, PLANTED[0])
     test[17] = planted(test[17], 4, PLANTED[1])
     stats = ValidateStats()
-    rows = validate(model, tokenizer, test, ValidateConfig(max_tokens=4096), stats)
+    rows = validate(model, tokenizer, test, ValidateConfig(max_tokens=4096,
+                                                           observation_tokens=None), stats)
     assert len(rows) == stats.turns == 240 and stats.windows == 40
     assert stats.tokens_alone == 0 and all(r["contrast"] is None for r in rows)
     top = {(r["trajectory_id"], r["turn_index"]) for r in rows[:len(rows) // 20]}  # top 5 %
@@ -114,12 +115,17 @@ def test_observation_tokens_caps_what_is_scored(trained):
     long = Episode("long", "terminal", "print some words", tuple(
         Step(k, f"cat words{k}.txt", " ".join(WORDS * 8) + "\n", "text", "informative", 1.0)
         for k in range(3)))
-    whole = validate(model, tokenizer, [long], ValidateConfig(max_tokens=4096))
+    whole = validate(model, tokenizer, [long], ValidateConfig(max_tokens=4096,
+                                                             observation_tokens=None))
     head = validate(model, tokenizer, [long], ValidateConfig(max_tokens=4096,
                                                             observation_tokens=5))
-    assert all(r["observation_tokens"] > 5 for r in whole)
+    default = validate(model, tokenizer, [long], ValidateConfig(max_tokens=4096))
+    assert all(r["observation_tokens"] > 32 for r in whole)
     assert [r["observation_tokens"] for r in head] == [5, 5, 5]
+    assert [r["observation_tokens"] for r in default] == [32, 32, 32]
     assert {r["nll"] for r in head} != {r["nll"] for r in whole}
+    with pytest.raises(ValueError, match="observation_tokens"):
+        ValidateConfig(observation_tokens=0)
 
 
 def test_windows_score_every_turn_once(trained):
@@ -148,6 +154,22 @@ def test_the_command_scores_real_trace_files(tiny_model_dir, traces_dir, tmp_pat
     assert table and all(r["domain"] == "terminal" for r in table)
     assert f"{len(table)} scored" in printed and "| terminal |" in printed
     assert [r["z"] for r in table] == sorted((r["z"] for r in table), reverse=True)
+
+
+def test_the_command_scores_the_head_unless_told_every_token(tiny_model_dir, traces_dir,  # noqa: F811
+                                                             tmp_path):
+    """The command's default scores each observation's first 32 tokens; 0 scores them all."""
+    from worldtrace.cli import main
+
+    tokens = {}
+    for flag in ([], ["--observation-tokens", "0"]):
+        out = tmp_path / f"scores{len(flag)}.parquet"
+        assert main(["validate", str(traces_dir / "terminal" / "harbor"), "--model",
+                     str(tiny_model_dir), "--out", str(out), "--quiet", "--threads", "1",
+                     *flag]) == 0
+        tokens[len(flag)] = [r["observation_tokens"] for r in pq.read_table(out).to_pylist()]
+    assert tokens[0] and max(tokens[0]) == 32
+    assert len(tokens[2]) == len(tokens[0]) and max(tokens[2]) > 32
 
 
 def test_a_missing_path_is_a_clear_error(tiny_model_dir, tmp_path, capsys):  # noqa: F811

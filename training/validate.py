@@ -56,14 +56,19 @@ class ValidateConfig:
     z_threshold: float = 3.0
     seed: int = 0
     score: str = "nll"
-    # Score (and show as context) only each observation's first tokens: an observation longer
-    # than the window would otherwise push its own history and action out of it, and a
-    # screen's or a log's head is what its action decides.
-    observation_tokens: int | None = None
+    # Score (and show as context) only each observation's first tokens (None: every token):
+    # an observation longer than the window would otherwise push its own history and action
+    # out of it, and a screen's or a log's head is what its action decides. 32 found the most
+    # planted swaps on trajectories it was not chosen on (README, "Trajectory validation":
+    # 5 / 14 in the top 5 % against 2 / 14 for the first 256 tokens).
+    observation_tokens: int | None = 32
 
     def __post_init__(self) -> None:
         if self.score not in SCORES:
             raise ValueError(f"score {self.score!r} is not one of {SCORES}")
+        if self.observation_tokens is not None and self.observation_tokens < 1:
+            raise ValueError(f"observation_tokens must be at least 1 or None (every token), "
+                             f"not {self.observation_tokens}")
 
     def __str__(self) -> str:
         head = f"_o{self.observation_tokens}" if self.observation_tokens else ""

@@ -4,7 +4,7 @@ observation is to a world model, and flag the outliers.
     worldtrace validate --model data/models/sft_model data            (a data directory)
     worldtrace validate --model data/models/sft_model traces/ [--domain terminal] [--format F]
                         [--out scores.parquet] [--max-tokens 2048] [--z 3.0] [--top 20]
-                        [--score contrast|nll] [--observation-tokens N]
+                        [--score contrast|nll] [--observation-tokens 32]
 
 TRAJECTORIES is a worldtrace data directory (both pools, scrubbed) or trace files in any
 native format `worldtrace ingest` reads. Each turn gets the mean token NLL of its observation
@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     chat = LocalChatModel.load(args.model, dtype="float32", device=args.device)
     config = ValidateConfig(max_tokens=args.max_tokens, z_threshold=args.z,
                             score=args.score or ValidateConfig.score,
-                            observation_tokens=args.observation_tokens)
+                            observation_tokens=args.observation_tokens or None)
     read, stats = EpisodeSourceStats(), ValidateStats()
     source = tqdm(episodes(args.trajectories, read, args.domain, args.format),
                   desc=f"validate {args.model.name}", unit=" traj", disable=args.quiet)
@@ -91,8 +91,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--score", choices=("contrast", "nll"),
                         help="rank by the NLL in context (the default) or by the contrast "
                              "(NLL in context minus out of context)")
-    parser.add_argument("--observation-tokens", type=int,
-                        help="score each observation's first N tokens (default: all)")
+    parser.add_argument("--observation-tokens", type=int, default=32,
+                        help="score each observation's first N tokens (default 32, measured "
+                             "best on held-out planted swaps; 0: every token)")
     parser.add_argument("--top", type=int, default=20, help="most surprising turns to print")
     parser.add_argument("--device", help="cpu, cuda (default: cuda when available)")
     parser.add_argument("--threads", type=int, help="CPU threads for torch")
