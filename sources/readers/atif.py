@@ -39,6 +39,7 @@ from sources.readers.base import (
     JsonDocumentReader,
     as_text,
     expect,
+    has_match,
     is_single_json_object,
     render_call,
 )
@@ -46,6 +47,7 @@ from sources.readers.pairing import OpenCalls, note_unanswered, orphan_reason
 from sources.schema import Quarantine, Trajectory, Turn
 
 # Terminus prompts: "<instructions>Task Description:\n<task>\n\n\nCurrent terminal state:\n<screen>"
+_SCHEMA_VERSION = re.compile(r'"schema_version"\s*:\s*"ATIF')
 _TERMINUS_PROMPT = re.compile(
     r"Task Description:\n(.*?)\n+Current terminal state:\n(.*)\Z", re.DOTALL
 )
@@ -156,7 +158,7 @@ class AtifReader(JsonDocumentReader):
         if not is_single_json_object(head):
             return False
         text = head.lstrip()
-        if re.search(r'"schema_version"\s*:\s*"ATIF', text):
+        if has_match('"schema_version"', _SCHEMA_VERSION, text):
             return True
         return all(f'"{key}"' in text for key in ("schema_version", "session_id", "steps"))
 

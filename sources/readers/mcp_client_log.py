@@ -52,7 +52,13 @@ _MESSAGE_TYPES = ("request", "response")
 
 def first_record(head: str) -> dict[str, Any] | None:
     """The first JSON line of `head` as an object, or None."""
-    line = head.lstrip().split("\n", 1)[0]
+    text = head.lstrip()
+    end = text.find("\n")
+    line = text if end < 0 else text[:end]  # the first line, without copying a long one
+    # Only a line that opens and closes like an object can decode to one: not parsing a long
+    # first line (a one-line JSON document cut at the sniff window) saves most of detection.
+    if not line.startswith("{") or not line.rstrip(" \t\r").endswith("}"):
+        return None
     try:
         record = json.loads(line)
     except ValueError:

@@ -79,8 +79,10 @@ class McpJsonRpcReader(Reader):
     )
 
     def sniff(self, path: Path, head: str) -> bool:
+        if '"jsonrpc"' not in head:  # first: cheaper than splitting the head into lines
+            return False
         first = next((line for line in head.splitlines() if line.strip()), "")
-        return bool(_SNIFF_FIRST.match(first)) and '"jsonrpc"' in head
+        return bool(_SNIFF_FIRST.match(first))
 
     def read(self, path: Path) -> Iterator[Trajectory | Quarantine]:
         source = str(path)

@@ -29,11 +29,13 @@ from sources.readers.base import (
     JsonDocumentReader,
     as_text,
     expect,
+    has_match,
     is_single_json_object,
 )
 from sources.readers.pairing import OpenCalls, exchanges, note_unanswered
 from sources.schema import Quarantine, Trajectory, Turn
 
+_FORMAT_KEY = re.compile(r'"trajectory_format"\s*:\s*"mini-swe-agent')
 _ACTION_RE = re.compile(r"```(?:mswea_bash_command|bash)\s*\n(.*?)\n```", re.DOTALL)
 _RETURNCODE_RE = re.compile(r"^\s*<returncode>\s*(-?\d+)\s*</returncode>")
 # The run ends when a command's output starts with one of these (v1 and pre-1.0 spellings).
@@ -73,7 +75,7 @@ class MiniSweReader(JsonDocumentReader):
         text = head.lstrip()
         if is_single_json_object(head):
             return bool(
-                re.search(r'"trajectory_format"\s*:\s*"mini-swe-agent', text)
+                has_match('"trajectory_format"', _FORMAT_KEY, text)
                 or ('"mini_version"' in text and '"messages"' in text)
             )
         if re.match(r'\[\s*\{\s*"role"\s*:', text):

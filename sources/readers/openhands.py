@@ -36,6 +36,7 @@ from sources.readers.base import (
     FormatError,
     Reader,
     as_text,
+    has_match,
     is_single_json_object,
     iter_json_array,
     iter_jsonl,
@@ -106,9 +107,9 @@ class OpenHandsReader(Reader):
         text = head.lstrip()
         if not text.startswith(("[", "{")):
             return False
-        if text.startswith("{") and not _HISTORY.search(text):
+        if text.startswith("{") and not has_match('"history"', _HISTORY, text):
             return False
-        return bool(_EVENT_SOURCE.search(text) and _EVENT_KIND.search(text))
+        return has_match('"source"', _EVENT_SOURCE, text) and _EVENT_KIND.search(text) is not None
 
     def read(self, path: Path) -> Iterator[Trajectory | Quarantine]:
         head = read_head(path).lstrip()

@@ -28,12 +28,16 @@ from sources.readers.base import (
     JsonDocumentReader,
     as_text,
     expect,
+    has_match,
     is_single_json_object,
 )
 from sources.readers.pairing import exchanges, note_unanswered
 from sources.schema import Quarantine, Trajectory, Turn
 
 # The templates SWE-agent wraps the problem statement in (v0.x "ISSUE:", v1 <pr_description>).
+_TRAJECTORY_KEY = re.compile(r'"trajectory"\s*:\s*\[')
+_HISTORY_KEY = re.compile(r'"history"\s*:\s*\[')
+_AGENT_KEY = re.compile(r'"agent"\s*:')
 _TASK_PATTERNS = (
     re.compile(r"\nISSUE:\n(.*?)\n+INSTRUCTIONS:\n", re.DOTALL),
     re.compile(r"<pr_description>\n?(.*?)\n?</pr_description>", re.DOTALL),
@@ -89,12 +93,12 @@ class SweAgentReader(JsonDocumentReader):
         if not is_single_json_object(head):
             return False
         text = head.lstrip()
-        if re.search(r'"trajectory"\s*:\s*\[', text) and '"observation"' in text:
+        if has_match('"trajectory"', _TRAJECTORY_KEY, text) and '"observation"' in text:
             return '"action"' in text
-        if re.search(r'"history"\s*:\s*\[', text) and '"role"' in text:
+        if has_match('"history"', _HISTORY_KEY, text) and '"role"' in text:
             # SWE-agent tags history messages with the agent name and a message type.
             # ("agent" as a key: OpenHands events carry it as a value, "source": "agent").
-            return re.search(r'"agent"\s*:', text) is not None or '"message_type"' in text
+            return has_match('"agent"', _AGENT_KEY, text) or '"message_type"' in text
         return False
 
     def convert(self, path: Path, document: dict[str, Any]) -> Iterator[Trajectory | Quarantine]:

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import ClassVar
 
-from sources.readers.base import Reader, load_json
+from sources.readers.base import Reader, has_match, load_json
 from sources.readers.chat_messages import ChatFormatError, convert_messages
 from sources.schema import Quarantine, Trajectory
 
@@ -41,9 +41,10 @@ class ToolathlonReader(Reader):
     )
 
     def sniff(self, path: Path, head: str) -> bool:
-        if not head.lstrip().startswith("{") or _JSONL_BREAK.search(head):
+        if not head.lstrip().startswith("{") or has_match("\n", _JSONL_BREAK, head):
             return False
-        return bool(_PASS.search(head) and _MESSAGES.search(head) and '"role"' in head)
+        return (has_match('"pass"', _PASS, head) and has_match('"messages"', _MESSAGES, head)
+                and '"role"' in head)
 
     def read(self, path: Path) -> Iterator[Trajectory | Quarantine]:
         document = load_json(path)
