@@ -86,8 +86,8 @@ _HAS_CONTENT = re.compile(f"[^{re.escape(_NOT_CONTENT)}]")
 # A GUI tree's element number at the start of a line ("[12] SPAN 'Orders'"), after any stray
 # markup in front of it: the numbering changes when the page is pruned or re-rendered, the
 # element does not (prev_line_share).
-_ELEMENT_NUMBER = re.compile(r"^[^\w\[]*\[\d+\]")
-_STRAY_MARKUP = re.compile(r"^[^\w\[]+")
+# (one match for both: the stray markup, then an element number right after it, if any)
+_LINE_HEAD = re.compile(r"[^\w\[]*(\[\d+\])?")
 # A file view's numbered line ("12:    return a / b") and what follows the number.
 _VIEW_LINE = re.compile(r"(?m)^[ \t]*\d+:(.*)$")
 MIN_ECHO_LINE = 8  # an action line shorter than this restates nothing when found in a line
@@ -250,9 +250,24 @@ def _lines_holding(joined: str, needle: str, whole_word: bool) -> Iterable[tuple
 def _element_lines(observation: str) -> set[str]:
     """The distinct content lines of an observation as they are (a moved bounding box or a
     new clock time is a new line), element numbers and stray markup in front masked."""
-    lines = (_STRAY_MARKUP.sub("", _ELEMENT_NUMBER.sub("[0]", line.strip(), count=1))
-             for line in observation.splitlines())
-    return {line for line in lines if _HAS_CONTENT.search(line)}
+    elements = set()
+    for line in set(map(str.strip, observation.splitlines())):
+        first = line[:1]
+        if first.isalnum():  # most lines: nothing in front to mask, and content
+            elements.add(line)
+            continue
+        if first == "[":  # (the next most: "[12] SPAN ...", without a regex)
+            close = line.find("]")
+            if close > 1 and line[1:close].isdecimal():  # isdecimal: what \d matches
+                elements.add("[0]" + line[close + 1:])
+            elif _HAS_CONTENT.search(line):
+                elements.add(line)
+            continue
+        head = _LINE_HEAD.match(line)
+        line = ("[0]" if head.group(1) else "") + line[head.end():]
+        if _HAS_CONTENT.search(line):
+            elements.add(line)
+    return elements
 
 
 def blank_view(observation: str) -> bool:
