@@ -60,6 +60,14 @@ ACTION_KINDS = {
 
 # The task config RenderHelper writes first: "<pre>sites: [...]\ntask_id: 0\n...intent: ..."
 _CONFIG = re.compile(r"<pre>[^<]*\btask_id: \S+\n[^<]*\nintent: ")
+# The tags RenderHelper writes: a name, then ` name='value'` or ` name=bare-value` attributes.
+# For these, html.parser's tolerant tag grammar (several regexes a tag) gives the same tag and
+# attributes as one match here; anything else (quotes or entities in a value, `/>`, spacing,
+# an unfinished tag) goes to html.parser itself.
+_PLAIN_START_TAG = re.compile(
+    r"<([a-zA-Z][a-zA-Z0-9]*)((?: [a-zA-Z][a-zA-Z-]*=(?:'[^'&<>]*'|[^\s'\"&<>=`]+))*)>")
+_PLAIN_ATTRIBUTE = re.compile(r" ([a-zA-Z][a-zA-Z-]*)=(?:'([^']*)'|(\S+))")
+_PLAIN_END_TAG = re.compile(r"</([a-zA-Z][a-zA-Z0-9]*)>")
 
 
 class _RenderParser(HTMLParser):
@@ -75,6 +83,32 @@ class _RenderParser(HTMLParser):
         self._capture: list[str] | None = None
         self._target = ""
         self._depth = 0  # <pre> nested inside a captured <pre> (raw, unescaped trees)
+
+    def parse_starttag(self, i: int) -> int:
+        """html.parser's start tag step, one regex for RenderHelper's plain tags (a page has
+        hundreds; html.parser's tag grammar was most of the reader's time)."""
+        match = _PLAIN_START_TAG.match(self.rawdata, i)
+        if match is None:
+            return super().parse_starttag(i)  # type: ignore[misc]
+        self._HTMLParser__starttag_text = match.group(0)  # what get_starttag_text() returns
+        self.lasttag = tag = match.group(1).lower()
+        # An empty quoted value stays "" (findall gives "" for the alternative not taken).
+        attrs: list[tuple[str, str | None]] = [
+            (name.lower(), quoted or bare)
+            for name, quoted, bare in _PLAIN_ATTRIBUTE.findall(match.group(2))]
+        self.handle_starttag(tag, attrs)
+        if tag in self.CDATA_CONTENT_ELEMENTS:
+            self.set_cdata_mode(tag)
+        return match.end()
+
+    def parse_endtag(self, i: int) -> int:
+        """html.parser's end tag step, one regex for a plain `</name>` outside <script>/<style>."""
+        match = _PLAIN_END_TAG.match(self.rawdata, i)
+        if match is None or self.cdata_elem is not None:
+            return super().parse_endtag(i)  # type: ignore[misc]
+        self.handle_endtag(match.group(1).lower())
+        self.clear_cdata_mode()
+        return match.end()
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if self._capture is not None:  # a tag inside the tree text: keep it as text
