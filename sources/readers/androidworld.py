@@ -54,6 +54,7 @@ TERMINAL_ACTIONS = frozenset({"status"})  # ends the episode without acting on t
 
 _GOAL_KEY = re.compile(r'"goal"\s*:')
 _DECODER = json.JSONDecoder()
+_ENCODER = json.JSONEncoder(ensure_ascii=False)  # json.dumps(.., ensure_ascii=False), built once
 
 
 def parse_action(raw: Any) -> tuple[str, str, str | None, str | None]:
@@ -61,7 +62,7 @@ def parse_action(raw: Any) -> tuple[str, str, str | None, str | None]:
     if isinstance(raw, dict):
         action_type = raw.get("action_type")
         kind = ACTION_KINDS.get(action_type, "other") if isinstance(action_type, str) else "other"
-        return json.dumps(raw, ensure_ascii=False), kind, action_type, None
+        return _ENCODER.encode(raw), kind, action_type, None
     text = raw.strip()
     reason = None
     marker = text.rfind("Action:")
