@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
+from operator import itemgetter
 from typing import Any
 
 # (element key, label) for the boolean states worth showing; shown only when true.
@@ -84,40 +85,77 @@ def format_bbox(bbox: Any) -> str | None:
     return "(" + ",".join(_number(c) for c in corners) + ")"
 
 
+# The fields render_ui_element reads, fetched in one C call (AndroidWorld writes its element
+# dataclass whole, so an element has all of them); the second spellings are looked up only
+# when the first is empty.
+_FIELD_NAMES = ("class_name", "text", "content_description", "hint_text", "tooltip",
+                "resource_name", *(key for key, _ in STATE_FLAGS), "is_enabled", "is_visible",
+                "bbox_pixels")
+_FIELDS = itemgetter(*_FIELD_NAMES)
+_CORNERS = itemgetter("x_min", "y_min", "x_max", "y_max")
+_FLAG_LABELS = (*(label for _, label in STATE_FLAGS), "disabled", "hidden")
+_FLAGS_TEXT: dict[tuple[bool, ...], str] = {}  # which flags show -> "(clickable, ...)" or ""
+
+
+def _flags_text(shown: tuple[bool, ...]) -> str:
+    """The flags part of an element's line, made once for each combination of flags."""
+    text = _FLAGS_TEXT.get(shown)
+    if text is None:
+        labels = [label for label, show in zip(_FLAG_LABELS, shown, strict=True) if show]
+        text = _FLAGS_TEXT[shown] = "(" + ", ".join(labels) + ")" if labels else ""
+    return text
+
+
 def render_ui_element(index: int, element: Mapping[str, Any]) -> str:
     """One line: index, class, text, description, hint, resource id, true state flags, bounds."""
     if type(element) is not dict and not isinstance(element, Mapping):
         raise TypeError(f"ui element {index} must be an object, got {type(element).__name__}")
-    # One pass of plain lookups, no helper calls: a screen has tens of elements and an
-    # episode tens of screens, so this line is most of what ingesting Android costs.
+    # A screen has tens of elements and an episode tens of screens, so this function is most
+    # of what ingesting Android costs: plain lookups, few calls.
+    try:
+        values = _FIELDS(element)
+    except KeyError:  # a field missing (another writer): read as None, as .get gives it
+        values = tuple(element.get(key) for key in _FIELD_NAMES)
+    (cls, text, description, hint, tooltip, resource, clickable, editable, checked, selected,
+     focused, scrollable, enabled, visible, bbox) = values
     get = element.get
-    cls = _either(get, "class_name", "class")
+    if cls is None or cls == "":
+        cls = get("class")
     parts = [f"[{index}]", str(cls or "element")]
-    text = get("text")
     if text is not None and text != "":
         parts.append(_quote(text))
     else:
         text = None
-    description = _either(get, "content_description", "content_desc")
-    if description is not None:
+    if description is None or description == "":
+        description = get("content_desc")
+    if description is not None and description != "":
         parts.append("desc=" + _quote(description))
-    hint = get("hint_text")
     if hint is not None and hint != "" and hint != text:  # EditTexts repeat their hint as text
         parts.append("hint=" + _quote(hint))
-    tooltip = get("tooltip")
     if tooltip is not None and tooltip != "":
         parts.append("tooltip=" + _quote(tooltip))
-    resource = _either(get, "resource_name", "resource_id")
-    if resource is not None:
+    if resource is None or resource == "":
+        resource = get("resource_id")
+    if resource is not None and resource != "":
         parts.append(f"id={resource}")
-    flags = [label for key, label in STATE_FLAGS if get(key) is True]
-    if get("is_enabled") is False:  # elements are enabled by default; flag the exception
-        flags.append("disabled")
-    if get("is_visible") is False:
-        flags.append("hidden")
+    # A state shows when true; enabled and visible (true by default) show when false.
+    flags = _flags_text((clickable is True, editable is True, checked is True,
+                         selected is True, focused is True, scrollable is True,
+                         enabled is False, visible is False))
     if flags:
-        parts.append("(" + ", ".join(flags) + ")")
-    bounds = format_bbox(_either(get, "bbox_pixels", "bbox"))
+        parts.append(flags)
+    if bbox is None or bbox == "":
+        bbox = get("bbox")
+    if type(bbox) is dict:  # AndroidWorld's corner dict, all ints: the usual case
+        try:
+            x_min, y_min, x_max, y_max = _CORNERS(bbox)
+        except KeyError:
+            x_min = None
+        if type(x_min) is int and type(y_min) is int and type(x_max) is int \
+                and type(y_max) is int:
+            parts.append(f"bbox=({x_min},{y_min},{x_max},{y_max})")
+            return " ".join(parts)
+    bounds = format_bbox(bbox)
     if bounds is not None:
         parts.append("bbox=" + bounds)
     return " ".join(parts)
