@@ -1,10 +1,13 @@
-"""How well `worldtrace validate` finds planted anomalies on a data directory's trajectories.
+"""How well `worldtrace validate` finds planted anomalies on a data directory's trajectories,
+or on real trace files.
 
-    python benchmarks/validate_planted.py --data DIR --model MODEL [--model MODEL2 ...]
-        [--per-domain 20] [--skip 0] [--planted 3] [--max-tokens 1024] [--threads 1] [--seed 0]
+    python benchmarks/validate_planted.py (--data DIR | --traces PATH [--traces PATH2 ...])
+        --model MODEL [--model MODEL2 ...] [--per-domain 20] [--skip 0] [--planted 3]
+        [--max-tokens 1024] [--threads 1] [--seed 0]
 
 Takes the first --per-domain bench-pool trajectories of each domain (content-hash order; after
-the first --skip, for a set held out from the one a ranking was chosen on), swaps
+the first --skip, for a set held out from the one a ranking was chosen on), or of the
+trajectories the readers find in --traces (their order), swaps
 the observation of --planted turns per domain for the observation of a turn of another
 trajectory of the same domain (seeded), scores every turn with each model (training/validate.py)
 and prints, per model and per score (--score contrast ranks by both the contrast and the plain
@@ -26,20 +29,40 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repo, whe
 from benchmarks._measure import load_average, peak_rss_mb, result_line, stopwatch  # noqa: E402
 
 
-def planted_episodes(data: Path, per_domain: int, planted: int, seed: int, skip: int = 0):
-    """The episodes with `planted` swapped observations a domain, and the planted turn keys;
-    `skip` leaves out each domain's first trajectories (a set the rankings were not read on)."""
+def bench_episodes(data: Path, per_domain: int, skip: int = 0) -> dict[str, list]:
+    """Per domain, the first `per_domain` bench-pool trajectories with an observation after
+    the first `skip` (a set the rankings were not read on)."""
     from quality.tables import TRAJECTORY_SPLIT
     from sources.schema import DOMAINS
     from training.render import first_episodes
 
+    return {domain: [e for e in first_episodes(data, domain, skip + per_domain, pool="bench")
+                     if any(s.observation.strip() for s in e.steps)][skip:]
+            for domain in DOMAINS if TRAJECTORY_SPLIT.path(data, domain).exists()}
+
+
+def trace_file_episodes(paths: list[Path], per_domain: int, skip: int = 0) -> dict[str, list]:
+    """Per domain, trajectories read from trace files or folders (any format `worldtrace
+    ingest` reads), in the readers' order: at most `per_domain` after the first `skip`."""
+    from training.episode_sources import EpisodeSourceStats, trace_episodes
+
+    by_domain: dict[str, list] = {}
+    for path in paths:
+        stats = EpisodeSourceStats()
+        for episode in trace_episodes(path, stats):
+            if any(s.observation.strip() for s in episode.steps):
+                by_domain.setdefault(episode.domain, []).append(episode)
+        for line in stats.quarantined:
+            print(f"not read: {line}", file=sys.stderr)
+    return {d: found[skip:skip + per_domain] for d, found in sorted(by_domain.items())}
+
+
+def plant(by_domain: dict[str, list], planted: int, seed: int) -> tuple[list, set]:
+    """The episodes with `planted` observations a domain swapped for the observation of a turn
+    of another trajectory of the same domain (seeded), and the planted turn keys."""
     rng = random.Random(seed)
     episodes, keys = [], set()
-    for domain in DOMAINS:
-        if not TRAJECTORY_SPLIT.path(data, domain).exists():
-            continue
-        mine = [e for e in first_episodes(data, domain, skip + per_domain, pool="bench")
-                if any(s.observation.strip() for s in e.steps)][skip:]
+    for mine in (list(found) for found in by_domain.values()):
         for _ in range(min(planted, len(mine) // 2)):
             target, donor = rng.sample(range(len(mine)), 2)
             steps = list(mine[target].steps)
@@ -95,7 +118,11 @@ def planted_ranks(ranked: list[dict], keys: set) -> tuple[int, int, int, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, required=True)
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--data", type=Path, help="a data directory: its bench trajectories")
+    source.add_argument("--traces", type=Path, action="append",
+                        help="trace files or a folder of them (repeatable), any format "
+                             "`worldtrace ingest` reads: real trajectories")
     parser.add_argument("--model", type=Path, action="append", required=True)
     parser.add_argument("--per-domain", type=int, default=20)
     parser.add_argument("--skip", type=int, default=0,
@@ -120,8 +147,9 @@ def main() -> None:
     from training.validate import ValidateConfig, ValidateStats, normalise, validate
 
     torch.set_num_threads(args.threads)
-    episodes, keys = planted_episodes(args.data, args.per_domain, args.planted, args.seed,
-                                    args.skip)
+    by_domain = (bench_episodes(args.data, args.per_domain, args.skip) if args.data else
+                 trace_file_episodes(args.traces, args.per_domain, args.skip))
+    episodes, keys = plant(by_domain, args.planted, args.seed)
     print(f"{len(episodes)} trajectories, {len(keys)} planted observations", flush=True)
     turns, seconds, top_share = 0, 0.0, []
     scores = ("contrast", "nll") if args.score == "contrast" else ("nll",)
