@@ -43,6 +43,7 @@ import duckdb
 import numpy as np
 import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from quality import patterns
@@ -315,6 +316,7 @@ def _batch_features(con: duckdb.DuckDBPyConnection, batch: pa.Table, traj_offset
     columns.update({name: pa.array(values, pa.int64()) for name, values in sets.items()})
     columns["short_max_jaccard"] = pa.array(best_short, pa.float64(), from_pandas=True)
     columns["long_max_jaccard"] = pa.array(best_long, pa.float64(), from_pandas=True)
+    columns.update(_previous_turn(batch, sets["obs_shingles"], turn))
     turns = batch
     for name, column in columns.items():
         turns = turns.append_column(name, column)
@@ -341,6 +343,21 @@ def _batch_features(con: duckdb.DuckDBPyConnection, batch: pa.Table, traj_offset
     stats.observations_without_shingles += int(np.count_nonzero(size == 0))
     stats.errors_by_source.update(v for v in part["error_source"].to_pylist() if v is not None)
     return part
+
+
+def _previous_turn(batch: pa.Table, obs_shingles: np.ndarray, turn: np.ndarray
+                   ) -> dict[str, pa.Array]:
+    """prev_obs_shingles and prev_obs_chars of turn_features.sql: the previous row's (the
+    rows are in trajectory and turn order), NULL on a trajectory's first turn; characters as
+    DuckDB's length() counts them (code points)."""
+    first = turn == 0
+    chars = pc.cast(pc.utf8_length(batch["observation"]), pa.int64())
+    previous_chars = pa.concat_arrays([pa.nulls(1, pa.int64()), *chars.chunks]).slice(
+        0, batch.num_rows) if batch.num_rows else pa.array([], pa.int64())
+    return {"prev_obs_shingles": pa.array(np.r_[0, obs_shingles[:-1]][:len(turn)], pa.int64(),
+                                          mask=first),
+            "prev_obs_chars": pc.if_else(pa.array(first), pa.scalar(None, pa.int64()),
+                                         previous_chars)}
 
 
 def _empty_schema(con: duckdb.DuckDBPyConnection, config: FeatureConfig,

@@ -5,9 +5,13 @@
 --   obs_shingles, in_action, in_context, novel, in_prev_obs, new_words, new_words_from_action,
 --   own_words       set counts of the observation (quality/observation_sets.py);
 --   short_max_jaccard  exact best Jaccard with an earlier small observation (short_pairs.sql);
---   long_max_jaccard   MinHash estimate of it for pairs with a large one (max_jaccard.py).
--- The window `trajectory` walks each trajectory's turns in order. Shares are NULL for an
--- observation without shingles, comparisons with the previous turn NULL on the first turn.
+--   long_max_jaccard   MinHash estimate of it for pairs with a large one (max_jaccard.py);
+--   prev_obs_shingles, prev_obs_chars  obs_shingles and the observation's length of the
+--                   previous turn of the trajectory (NULL on its first turn): the rows come in
+--                   trajectory and turn order, so they are the previous row's, taken in numpy
+--                   rather than by a window (whose sort carried every text of the batch).
+-- Shares are NULL for an observation without shingles, comparisons with the previous turn
+-- NULL on the first turn.
 --
 -- The error and empty-output patterns (the two braced placeholders) come from quality/patterns.py.
 
@@ -55,10 +59,8 @@ measured AS (
             -- or ends with an error message: the command failed all the same
             WHEN exit_code = 0 AND ({edge_error_text}) AND NOT {recovered} THEN 'pattern'
         END AS error_source,
-        in_prev_obs / (obs_shingles + lag(obs_shingles) OVER trajectory - in_prev_obs)
-            AS jaccard_with_prev
+        in_prev_obs / (obs_shingles + prev_obs_shingles - in_prev_obs) AS jaccard_with_prev
     FROM edged AS t
-    WINDOW trajectory AS (PARTITION BY traj ORDER BY turn)
 )
 SELECT
     trajectory_id,
@@ -89,7 +91,7 @@ SELECT
         greatest(jaccard_with_prev, coalesce(short_max_jaccard, 0),
                  coalesce(long_max_jaccard, 0))
     END AS jaccard_max_prev,
-    obs_chars / nullif(lag(obs_chars) OVER trajectory, 0) AS length_ratio_prev,
+    obs_chars / nullif(prev_obs_chars, 0) AS length_ratio_prev,
     obs_chars / nullif(action_chars, 0) AS length_ratio_action,
     -- the action (2+ characters, stripped) appears verbatim in the observation: a terminal
     -- echoing the command line, where a short command has no 3-gram to match
@@ -100,5 +102,4 @@ SELECT
     error_source,
     traj_seq
 FROM measured
-WINDOW trajectory AS (PARTITION BY traj ORDER BY turn)
 ORDER BY traj, turn
