@@ -11,7 +11,12 @@ from assets.factory import generated_traces
 from assets.ingest import raw_traces
 from assets.jobs import checks_jobs, make_jobs
 from assets.mcp_simulation import mcp_simulation_report
-from assets.quality import trajectory_dedup, turn_features, turn_labels
+from assets.quality import (
+    staged_turn_features,
+    trajectory_dedup,
+    turn_features,
+    turn_labels,
+)
 from assets.release import dataset_release
 from assets.resources import storage_from_environment
 from assets.scrub import scrubbed_traces
@@ -26,9 +31,9 @@ from assets.splits import (
 )
 from assets.training import ablation_table, cpt_model, rl_model, sft_model, untrained_model
 
-ASSETS = [generated_traces, raw_traces, turn_features, turn_labels, trajectory_dedup,
-          scrubbed_traces, trajectory_split, tokenizer, cpt_corpus, sft_split, rl_split,
-          rl_split_all_turns, untrained_model, cpt_model, sft_model, rl_model,
+ASSETS = [generated_traces, raw_traces, staged_turn_features, turn_features, turn_labels,
+          trajectory_dedup, scrubbed_traces, trajectory_split, tokenizer, cpt_corpus, sft_split,
+          rl_split, rl_split_all_turns, untrained_model, cpt_model, sft_model, rl_model,
           agentworldbench, bench_predictions, bench_scores, leaderboard, bench_rollout,
           mcp_simulation_report, dataset_release]
 

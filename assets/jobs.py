@@ -1,10 +1,19 @@
 """Jobs for the common runs, derived from the assets (so a new asset joins the right job).
 
+The partitioned assets fall in phases (`phases`): a phase is a run per partition of one job,
+and an asset opens a new phase when it reads another partition than its own (a domain's
+shards, or a shard's domain, or every shard of its domain), so a job never holds two steps of
+which one must wait for other partitions of the other. In order:
+
 - `domain_job`: every asset made per domain before its shards (the native trace files).
-- `main_job`: every shard-local asset (ingest, scrub) for one domain x shard partition; launch
-  one run per shard of each domain (`make run` runs two at a time).
+- `main_job`: the shard-local assets that read only their own shard (ingest, scrub), for one
+  domain x shard partition; launch one run per shard of each domain (`make run` runs two at a
+  time).
+- `shard_features_job`: the shard-local assets that read every shard of their domain
+  (staged_turn_features: the heaviest per-turn work, steps 1-2 of the features), one run per
+  domain x shard partition, after all of the domain's main_job runs.
 - `domain_quality_job`: every per-domain asset built from all the domain's shards
-  (turn_features, turn_labels), after the domain's shard runs.
+  (turn_features from the staged shards, turn_labels), after the domain's shard runs.
 - `corpus_job`: every asset built over all domains at once (dedup, splits, tokenizer, corpora,
   models, bench, release), after the shard runs.
 - `ingest_job`, `curate_job`, `train_job`, `bench_job`, `release_job`: one stage each, for
@@ -71,44 +80,74 @@ def _groups(assets: Sequence[dg.AssetsDefinition]) -> set[str]:
     return {group for asset in assets for group in asset.group_names_by_key.values()}
 
 
-def after_shards(assets: Sequence[dg.AssetsDefinition]) -> set[dg.AssetKey]:
-    """The keys of the per-domain assets that depend, directly or not, on a shard-local one
-    (they run after the domain's shards; the others before)."""
-    after = set(_keys(assets, "shard"))
-    domain = [asset for asset in assets if kind_of(asset) == "domain"]
-    grew = True
-    while grew:
-        grew = False
-        for asset in domain:
-            if not set(asset.keys) <= after and asset.dependency_keys & after:
-                after.update(asset.keys)
-                grew = True
-    return after - set(_keys(assets, "shard"))
+def _reads_own_partition(asset: dg.AssetsDefinition, parent: dg.AssetsDefinition,
+                         key: dg.AssetKey) -> bool:
+    """The asset reads `parent` (its dep `key`) in its own partition only."""
+    mapping = asset.get_partition_mapping_for_dep(key)
+    return (parent.partitions_def == asset.partitions_def
+            and isinstance(mapping, dg.IdentityPartitionMapping | None))
+
+
+def phases(assets: Sequence[dg.AssetsDefinition]) -> dict[dg.AssetKey, int]:
+    """The phase (0, 1, ...) of each partitioned asset's keys: after the phase of everything it
+    reads, and one more when it reads another partition than its own (unpartitioned assets
+    come after all phases and have none)."""
+    by_key = {key: asset for asset in assets for key in asset.keys}
+    found: dict[int, int] = {}  # id(asset) -> phase
+
+    def phase(asset: dg.AssetsDefinition) -> int:
+        if id(asset) not in found:
+            found[id(asset)] = max(
+                [phase(parent) + (0 if _reads_own_partition(asset, parent, key) else 1)
+                 for key in asset.dependency_keys
+                 if (parent := by_key.get(key)) is not None and parent is not asset
+                 and kind_of(parent) != "none"], default=0)
+        return found[id(asset)]
+
+    return {key: phase(asset) for asset in assets if kind_of(asset) != "none"
+            for key in asset.keys}
+
+
+# The phases in order, as they fall out of the assets: (job, partitioning, description).
+PHASE_JOBS = (
+    ("domain_job", "domain", "Every asset made per domain before its shards (the native trace "
+     "files); then main_job runs the domain's shards."),
+    ("main_job", "shard", "Every shard-local asset that reads only its own shard, for one shard "
+     "of one domain: ingest, scrub. One run per domain x shard (after domain_job for the "
+     "domain); then shard_features_job."),
+    ("shard_features_job", "shard", "Every shard-local asset that reads every shard of its "
+     "domain, for one shard of one domain: staged_turn_features (the domain's common words, "
+     "then the shard's features but the corpus frequencies). One run per domain x shard, after "
+     "main_job has run every shard of the domain; then domain_quality_job."),
+    ("domain_quality_job", "domain", "Every per-domain asset built from all of the domain's "
+     "shards (turn_features from the staged shards, turn_labels: their corpus counts are the "
+     "whole domain's), after shard_features_job has run every shard of the domain; then "
+     "corpus_job."),
+)
+
+
+def phase_keys(assets: Sequence[dg.AssetsDefinition]) -> list[list[dg.AssetKey]]:
+    """The keys of each phase, in order (the jobs of PHASE_JOBS select them); fails when the
+    assets' phases are not those PHASE_JOBS names (a new phase needs a job)."""
+    by_phase: dict[int, list[dg.AssetKey]] = {}
+    for key, index in phases(assets).items():
+        by_phase.setdefault(index, []).append(key)
+    kinds = {asset_key: kind_of(asset) for asset in assets for asset_key in asset.keys}
+    found = [sorted({kinds[key] for key in by_phase[index]}) for index in sorted(by_phase)]
+    if found != [[kind] for _, kind, _ in PHASE_JOBS]:
+        raise ValueError(f"the partitioned assets fall in phases of {found}, not those of "
+                         f"PHASE_JOBS {[(job, kind) for job, kind, _ in PHASE_JOBS]}")
+    return [by_phase[index] for index in sorted(by_phase)]
 
 
 def make_jobs(assets: Sequence[dg.AssetsDefinition]) -> list:
-    """main_job, domain_job, domain_quality_job, corpus_job, and a job per stage and
-    partitioning whose group has assets (the stage's own name goes to its first kind in shard,
-    domain, none order)."""
-    jobs = [dg.define_asset_job(
-        "main_job", selection=dg.AssetSelection.assets(*_keys(assets, "shard")),
-        partitions_def=shard_partitions,
-        description="Every shard-local asset for one shard of one domain: ingest, scrub. One "
-                    "run per domain x shard (after domain_job for the domain); then "
-                    "domain_quality_job.")]
-    after = after_shards(assets)
-    before = [key for key in _keys(assets, "domain") if key not in after]
-    for name, keys, description in (
-            ("domain_job", before, "Every asset made per domain before its shards (the native "
-             "trace files); then main_job runs the domain's shards."),
-            ("domain_quality_job", [key for key in _keys(assets, "domain") if key in after],
-             "Every per-domain asset built from all of the domain's shards (turn_features, "
-             "turn_labels: their corpus counts are the whole domain's), after main_job has "
-             "run every shard of the domain; then corpus_job.")):
-        if keys:
-            jobs.append(dg.define_asset_job(name, selection=dg.AssetSelection.assets(*keys),
-                                            partitions_def=domain_partitions,
-                                            description=description))
+    """A job per phase (PHASE_JOBS), corpus_job, and a job per stage and partitioning whose
+    group has assets (the stage's own name goes to its first kind in shard, domain, none
+    order)."""
+    jobs = [dg.define_asset_job(name, selection=dg.AssetSelection.assets(*keys),
+                                partitions_def=KINDS[kind][0], description=description)
+            for (name, kind, description), keys in zip(PHASE_JOBS, phase_keys(assets),
+                                                       strict=True)]
     if corpus_keys := _keys(assets, "none"):
         jobs.append(dg.define_asset_job(
             "corpus_job", selection=dg.AssetSelection.assets(*corpus_keys),

@@ -13,6 +13,9 @@
   sensor, off by default). The default data keeps one shard a domain: shard 0.
 - `BY_DOMAIN`: the partition mapping between the two, both ways (a shard reads its domain's
   generated files; a domain's features read every shard of its raw tables: `from_shards`).
+- `WHOLE_DOMAIN`: a shard step that reads every shard of its own domain (a shard's staged
+  features take the domain's common words from a sample of all its shards: `whole_domain`), so
+  it runs after all of them, in a job of its own (assets/jobs.py).
 
 The assets built over every domain (dedup, splits, models) read every partition (Dagster's
 default mapping of an unpartitioned asset: all partitions).
@@ -26,10 +29,10 @@ import dagster as dg
 
 from sources.schema import DOMAINS
 
-# The mapping is "beta" in Dagster 1.13; the Dagster version is pinned, so the warning on every
+# The mappings are "beta" in Dagster 1.13; the Dagster version is pinned, so the warning on every
 # load is noise.
-warnings.filterwarnings("ignore", category=dg.BetaWarning,
-                        message="Class `MultiToSingleDimensionPartitionMapping`")
+warnings.filterwarnings("ignore", category=dg.BetaWarning, message="Class `(MultiToSingleDimension"
+                        "PartitionMapping|MultiPartitionMapping|DimensionPartitionMapping)`")
 
 SHARD_DIMENSION = "shard"
 
@@ -38,12 +41,21 @@ shards = dg.DynamicPartitionsDefinition(name=SHARD_DIMENSION)
 shard_partitions = dg.MultiPartitionsDefinition({"domain": domain_partitions,
                                                  SHARD_DIMENSION: shards})
 BY_DOMAIN = dg.MultiToSingleDimensionPartitionMapping(partition_dimension_name="domain")
+# The same domain, every shard: a dimension left out of a MultiPartitionMapping maps all to all.
+WHOLE_DOMAIN = dg.MultiPartitionMapping({"domain": dg.DimensionPartitionMapping(
+    dimension_name="domain", partition_mapping=dg.IdentityPartitionMapping())})
 
 
 def from_shards(*asset_names: str) -> list[dg.AssetDep]:
     """The deps of a per-domain asset on shard-local assets: each domain partition reads every
     shard of its domain."""
     return [dg.AssetDep(name, partition_mapping=BY_DOMAIN) for name in asset_names]
+
+
+def whole_domain(*asset_names: str) -> list[dg.AssetDep]:
+    """The deps of a shard-local asset on every shard of its domain of other shard-local
+    assets."""
+    return [dg.AssetDep(name, partition_mapping=WHOLE_DOMAIN) for name in asset_names]
 
 
 def shard_key(domain: str, shard: str) -> dg.MultiPartitionKey:

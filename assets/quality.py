@@ -1,4 +1,5 @@
-"""Quality stage: raw_turns -> turn_features -> turn_labels; raw tables -> trajectory_dedup.
+"""Quality stage: raw_turns -> staged_turn_features (per shard) -> turn_features (per domain) ->
+turn_labels; raw tables -> trajectory_dedup.
 
 Turn-level loss masking (the Qwen-AgentWorld recipe's key detail): every turn gets features
 (overlap, novelty, Jaccard, length ratios, corpus frequency, error flag), a category from the
@@ -7,6 +8,7 @@ weight. Near-duplicate trajectories are clustered and all but one per cluster ma
 """
 
 import dataclasses
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,8 +16,14 @@ import dagster as dg
 import pyarrow.parquet as pq
 
 import quality
-from assets.asset_info import asset_info, domain_check
-from assets.partitions import domain_partitions, from_shards
+from assets.asset_info import asset_info, domain_check, shard_check
+from assets.partitions import (
+    domain_and_shard,
+    domain_partitions,
+    from_shards,
+    shard_partitions,
+    whole_domain,
+)
 from assets.plots import bar_chart, histogram, image_metadata
 from assets.resources import WorldtraceStorage
 from assets.table_metadata import (
@@ -31,11 +39,17 @@ from quality.dedup import DedupConfig
 from quality.dedup_report import removed_per_domain
 from quality.features import FeatureConfig
 from quality.labels import CATEGORIES, DEFAULT_POLICY, examples_markdown, load_policy
-from quality.sharded import features_for_domain, labels_for_domain
+from quality.sharded import (
+    finish_domain_features,
+    labels_for_domain,
+    order_of_domain,
+    stage_shard,
+)
 from quality.stage import dedup_across_partitions
 from quality.tables import (
     DEDUP_SIGNATURES,
     DUPLICATE_PAIRS,
+    STAGED_TURN_FEATURES,
     TRAJECTORY_DEDUP,
     TURN_FEATURES,
     TURN_LABELS,
@@ -50,7 +64,9 @@ INFO = {"group_name": "quality",
 
 class FeatureSettings(dg.Config):
     """The turn-feature parameters a run may change (the rest stay as quality.features sets
-    them): corpus-frequency LSH threshold, exact-Jaccard limit, chrome-word share, DuckDB."""
+    them): corpus-frequency LSH threshold, exact-Jaccard limit, chrome-word share, DuckDB.
+    staged_turn_features and turn_features take the same settings (the threshold is
+    turn_features' own); turn_features refuses shards staged with other ones."""
 
     corpus_frequency_threshold: float = 0.9
     exact_max_shingles: int = 64
@@ -100,19 +116,68 @@ def category_chart(counts: dict[str, int]) -> str:
     return records_table(rows)
 
 
+def seconds_table(seconds: dict[str, float]) -> dg.MetadataValue:
+    """Seconds per step, as a Markdown table."""
+    return dg.MetadataValue.md(records_table(
+        [{"step": step, "seconds": round(value, 2)} for step, value in sorted(seconds.items())]))
+
+
+@dg.asset(partitions_def=shard_partitions,
+          deps=whole_domain(*reads(RAW_TURNS, RAW_TRAJECTORIES)), **INFO,
+          # its rows are consumed (and removed) by turn_features, so its step checks them as it
+          # writes them, rather than a check that could be run again later
+          check_specs=[shard_check(
+              "one_row_per_turn", "staged_turn_features", "One staged row for every raw turn "
+              "of the shard; blocking: turn_features counts the domain from these rows.",
+              blocking=True)])
+def staged_turn_features(context: dg.AssetExecutionContext, config: FeatureSettings,
+                         storage: WorldtraceStorage
+                         ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
+    """Steps 1 and 2 of turn_features for one shard of a domain: the domain's common words (a
+    sample of every shard, the same for each), then every feature of the shard's turns but the
+    two corpus frequencies, with the MinHash signatures turn_features counts those from over
+    the whole domain. The heaviest per-turn work, one step per shard."""
+    domain, shard = domain_and_shard(context)
+    feature_config = config.feature_config()
+    data = storage.data_path
+    stats = stage_shard(data, data, domain, shard, feature_config)
+    context.log.info(f"{domain} shard {shard}: {stats.turns} turns, {stats.trajectories} "
+                     f"trajectories staged, {stats.turns_per_second:,.0f} turns/s "
+                     f"({feature_config})")
+    yield dg.MaterializeResult(metadata={
+        **table_metadata(STAGED_TURN_FEATURES, data, domain,
+                         ["turn_index", "novelty", "overlap_action", "jaccard_prev", "own_words"],
+                         shard),
+        "config": str(feature_config),
+        "settings": dg.MetadataValue.json(config.model_dump()),
+        "turns_per_second": round(stats.turns_per_second),
+        "seconds_per_step": seconds_table(stats.seconds),
+    })
+    yield check_result("one_row_per_turn", checks.one_staged_row_per_turn(
+        RAW_TURNS.path(data, domain, shard), STAGED_TURN_FEATURES.path(data, domain, shard)))
+
+
 @dg.asset(partitions_def=domain_partitions,
-          deps=from_shards(*reads(RAW_TURNS, RAW_TRAJECTORIES)), **INFO)
+          deps=from_shards(*reads(STAGED_TURN_FEATURES, RAW_TURNS, RAW_TRAJECTORIES)), **INFO)
 def turn_features(context: dg.AssetExecutionContext, config: FeatureSettings,
                   storage: WorldtraceStorage) -> dg.MaterializeResult:
     """Per-turn features of one domain (every shard of it), computed in DuckDB and numpy
     MinHash: overlap with the action and with earlier context, novelty, Jaccard with the
     previous and the most similar earlier observation, length ratios, corpus frequency
-    (boilerplate, counted over the whole domain), error flag."""
+    (boilerplate, counted over the whole domain), error flag. Step 3: the two corpus
+    frequencies over the domain from every shard's staged_turn_features (then removed), and
+    each shard's file."""
     domain = context.partition_key
     feature_config = config.feature_config()
-    stats = features_for_domain(storage.data_path, storage.data_path, domain, feature_config)
-    context.log.info(f"{domain}: {stats.turns} turns, {stats.trajectories} trajectories, "
-                     f"{stats.turns_per_second:,.0f} turns/s ({feature_config})")
+    data = storage.data_path
+    clock = time.perf_counter()
+    order = order_of_domain(data, domain)
+    seconds = {"domain_order": time.perf_counter() - clock,
+               "corpus_frequency": finish_domain_features(data, data, domain, order,
+                                                          feature_config)}
+    turns_per_second = order.rows / max(sum(seconds.values()), 1e-9)
+    context.log.info(f"{domain}: {order.rows} turns over {len(order.positions)} shards, "
+                     f"{turns_per_second:,.0f} turns/s ({feature_config})")
     novelty = [v for path in TURN_FEATURES.domain_files(storage.data_path, domain)
                for v in pq.read_table(path, columns=["novelty"])["novelty"].to_pylist()
                if v is not None]
@@ -125,10 +190,8 @@ def turn_features(context: dg.AssetExecutionContext, config: FeatureSettings,
         "novelty_distribution": image_metadata(histogram(
             novelty, bins=[i / 20 for i in range(21)], title=f"{domain}: novelty per turn",
             xlabel="share of the observation's shingles never seen before")),
-        "turns_per_second": round(stats.turns_per_second),
-        "seconds_per_step": dg.MetadataValue.md(records_table(
-            [{"step": step, "seconds": round(seconds, 2)}
-             for step, seconds in sorted(stats.seconds.items())])),
+        "turns_per_second": round(turns_per_second),
+        "seconds_per_step": seconds_table(seconds),
     })
 
 

@@ -30,6 +30,13 @@ def every_turn_labelled(turns_path: Files, labels_path: Files) -> CheckOutcome:
                         {"turns": turns, "labels": labels, "unlabelled_turns": missing})
 
 
+def one_staged_row_per_turn(turns_path: Files, staged_path: Files) -> CheckOutcome:
+    """The staged features have one row per raw turn of their shard (none missing, no extra)."""
+    turns, staged = row_count(turns_path), row_count(staged_path)
+    return CheckOutcome(turns == staged, "one staged row per raw turn",
+                        {"turns": turns, "staged_rows": staged})
+
+
 def weights_in_unit_interval(labels_path: Files) -> CheckOutcome:
     """loss_weight in [0, 1] and a category on every row."""
     bad = scalar_query(load_sql(__file__, "weights_out_of_range.sql"),

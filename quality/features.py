@@ -139,10 +139,12 @@ def compute_turn_features(turns_path: Path, out_path: Path,
 
 
 def stage_turn_features(turns_path: Path, staged: Path, config: FeatureConfig,
-                        common: np.ndarray) -> FeatureStats:
+                        common: np.ndarray, metadata: dict[bytes, bytes] | None = None
+                        ) -> FeatureStats:
     """Every feature of one shard's turns but the corpus frequencies, with `common` as the
     domain's common words, staged at `staged` (atomic) with traj_seq and the two signatures
-    that the domain's corpus frequencies need (corpus_columns.finish_turn_features)."""
+    that the domain's corpus frequencies need (corpus_columns.finish_turn_features); the
+    file's schema carries `metadata` (what it was staged from: quality/staged_features.py)."""
     stats = FeatureStats(config=str(config))
     staged = Path(staged)
     staged.parent.mkdir(parents=True, exist_ok=True)
@@ -158,11 +160,13 @@ def stage_turn_features(turns_path: Path, staged: Path, config: FeatureConfig,
                                    stats)
             stats.trajectories = int(part["traj_seq"][-1].as_py()) + 1
             if writer is None:
-                writer = pq.ParquetWriter(part_path, part.schema, compression="zstd")
+                writer = pq.ParquetWriter(part_path, part.schema.with_metadata(metadata),
+                                          compression="zstd")
             writer.write_table(part)
         if writer is None:  # no turns: an empty, well-formed table all the same
             empty = pa.Table.from_batches([], schema=_empty_schema(con, config, queries))
-            writer = pq.ParquetWriter(part_path, empty.schema, compression="zstd")
+            writer = pq.ParquetWriter(part_path, empty.schema.with_metadata(metadata),
+                                      compression="zstd")
         writer.close()
         writer = None
         os.replace(part_path, staged)

@@ -7,13 +7,15 @@ so a reader of the whole domain never reads rows of a layout that is gone. Stats
 add up to the domain's. Three features are counted over the whole domain (CORPUS_COLUMNS: the
 boilerplate corpus and template frequencies, and own_words, which leaves out the domain's
 frequent "chrome" words): features run in three steps, a sample of the domain's common words,
-the shards' other features staged with their signatures, then the frequencies over the domain's
-staged signatures (quality/corpus_columns.py), so a domain cut into shards gets the features
-and labels of one shard.
+the shards' other features staged with their signatures (the staged_turn_features table, one
+step per shard: `stage_shard`), then the frequencies over the domain's staged signatures
+(quality/corpus_columns.py), so a domain cut into shards gets the features and labels of one
+shard.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import shutil
 import time
@@ -25,20 +27,17 @@ from typing import TypeVar
 import duckdb
 import numpy as np
 
-from quality.corpus_columns import (
-    FREQUENCY_COLUMNS,
-    domain_common_words,
-    finish_turn_features,
-    staged_path,
-)
+from quality.corpus_columns import FREQUENCY_COLUMNS, domain_common_words, finish_turn_features
 from quality.domain_order import DomainOrder, domain_order
 from quality.features import FeatureConfig, FeatureStats, stage_turn_features
 from quality.labels import LabelStats, Policy, distinct_trajectories, label_turns
 from quality.scrub import ScrubStats, scrub_partition
+from quality.staged_features import check_staged, staged_from
 from quality.tables import (
     SCRUB_FINDINGS,
     SCRUBBED_TRAJECTORIES,
     SCRUBBED_TURNS,
+    STAGED_TURN_FEATURES,
     TURN_FEATURES,
     TURN_LABELS,
 )
@@ -106,20 +105,51 @@ def common_words_of_domain(data_dir: Path, domain: str, order: DomainOrder,
 
 def stage_shard_features(data_dir: Path, out_dir: Path, domain: str, shard: str,
                          config: FeatureConfig, common: np.ndarray) -> FeatureStats:
-    """Step 2, shard-local: one shard's features but the corpus frequencies, staged."""
-    return stage_turn_features(RAW_TURNS.path(data_dir, domain, shard),
-                               staged_path(TURN_FEATURES.path(out_dir, domain, shard)),
-                               config, common)
+    """Step 2, shard-local: one shard's features but the corpus frequencies, staged (the
+    staged_turn_features table), recording what they were staged from."""
+    turns = RAW_TURNS.path(data_dir, domain, shard)
+    return stage_turn_features(turns, STAGED_TURN_FEATURES.path(out_dir, domain, shard), config,
+                               common, staged_from(turns, common, config))
+
+
+def stage_shard(data_dir: Path, out_dir: Path, domain: str, shard: str,
+                config: FeatureConfig) -> FeatureStats:
+    """Steps 1 and 2 for one shard of a domain (a domain x shard partition step): the domain's
+    common words, from its sample's rows in every shard (the same words on every shard: the
+    sample is taken in the domain's one-shard order, whatever the sharding), then the shard's
+    staged features; staged shards the raw turns no longer have are dropped."""
+    if not RAW_TURNS.path(data_dir, domain, shard).is_file():
+        raise FileNotFoundError(f"{RAW_TURNS.path(data_dir, domain, shard)}: no raw_turns for "
+                                f"{domain} shard {shard}; ingest it first")
+    clock = time.perf_counter()
+    common = common_words_of_domain(data_dir, domain, order_of_domain(data_dir, domain), config)
+    seconds = time.perf_counter() - clock
+    stats = stage_shard_features(data_dir, out_dir, domain, shard, config, common)
+    stats.seconds["common_words"] += seconds
+    _drop_lost_shards(data_dir, domain, (STAGED_TURN_FEATURES,), out_dir)
+    return stats
 
 
 def finish_domain_features(data_dir: Path, out_dir: Path, domain: str, order: DomainOrder,
                            config: FeatureConfig) -> float:
-    """Step 3: the corpus frequencies over the domain's staged shards, then every shard's
-    turn_features; drops output shards the input lacks. Returns its seconds."""
+    """Step 3: the corpus frequencies over the domain's staged shards (those of its raw turns,
+    each checked against what it was staged from: quality/staged_features.py), then every
+    shard's turn_features; the staged files are removed, and output or staged shards the input
+    lacks dropped. Returns its seconds."""
     clock = time.perf_counter()
-    outputs = [TURN_FEATURES.path(out_dir, domain, s) for s in RAW_TURNS.shards(data_dir, domain)]
-    finish_turn_features([staged_path(out) for out in outputs], outputs, order, config)
-    _drop_lost_shards(data_dir, domain, (TURN_FEATURES,), out_dir)
+    shards = _shards_of(data_dir, domain)
+    staged = [STAGED_TURN_FEATURES.path(out_dir, domain, s) for s in shards]
+    missing = [str(path) for path in staged if not path.is_file()]
+    if missing:
+        raise FileNotFoundError(f"{', '.join(missing)}: no staged_turn_features for {domain} "
+                                "(stage every shard of the domain first)")
+    check_staged(staged, [RAW_TURNS.path(data_dir, domain, s) for s in shards], config)
+    finish_turn_features(staged, [TURN_FEATURES.path(out_dir, domain, s) for s in shards],
+                         order, config)
+    for folder in [*(path.parent for path in staged), staged[0].parent.parent]:
+        with contextlib.suppress(OSError):  # the staged files' folders, once empty
+            folder.rmdir()
+    _drop_lost_shards(data_dir, domain, (TURN_FEATURES, STAGED_TURN_FEATURES), out_dir)
     return time.perf_counter() - clock
 
 

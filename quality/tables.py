@@ -33,6 +33,23 @@ _FEATURE_SCHEMA = pa.schema([
     ("action_words", pa.float64()), ("corpus_frequency", pa.int64()),
     ("template_frequency", pa.int64()),
 ])
+# Step 2 of the features (quality/corpus_columns.py): every feature but the two corpus
+# frequencies, with the trajectory's number in the shard and the two MinHash signatures that the
+# domain's frequencies are counted from.
+_FREQUENCY_COLUMNS = ("corpus_frequency", "template_frequency")
+_STAGED_EXTRA = {
+    "traj_seq": "the trajectory's number in its shard, in row order (0, 1, ...)",
+    "obs_signature": "MinHash signature of the observation's shingles (all 0xFFFFFFFF when it "
+                     "has none): what corpus_frequency counts over the domain",
+    "residual_signature": "the same for the observation without its action's words: what "
+                          "template_frequency counts",
+}
+_SIGNATURE_TYPE = pa.list_(pa.uint32(), 128)  # MinHashConfig's permutations
+_STAGED_SCHEMA = pa.schema(
+    [field for f in _FEATURE_SCHEMA if f.name not in _FREQUENCY_COLUMNS
+     for field in ([f, pa.field("traj_seq", pa.int64())] if f.name == "error_source" else [f])]
+    + [pa.field("obs_signature", _SIGNATURE_TYPE),
+       pa.field("residual_signature", _SIGNATURE_TYPE)])
 _LABEL_SCHEMA = pa.schema([
     ("trajectory_id", pa.string()), ("turn_index", pa.int32()), ("domain", pa.string()),
     ("source", pa.string()), ("source_format", pa.string()), ("observation_format", pa.string()),
@@ -185,6 +202,16 @@ TURN_FEATURES = Table(
     "novelty, Jaccard with the previous and the most similar earlier observation, length "
     "ratios, corpus frequency (boilerplate), error flag, reply shapes.",
     _FEATURE_SCHEMA, {**{k: RAW_TURNS.docs[k] for k in _TURN_KEYS}, **_FEATURE_DOCS},
+    order=("trajectory_id", "turn_index"), sharded=True)
+STAGED_TURN_FEATURES = Table(
+    "staged_turn_features", "quality",
+    "Step 2 of turn_features, one shard at a time: every feature but the two corpus "
+    "frequencies, with the two MinHash signatures the domain's frequencies are counted from "
+    "(step 3, turn_features, reads every shard of the domain, then removes these files). Each "
+    "file records what it was staged from: its raw_turns file, the domain's common words, the "
+    "feature settings.",
+    _STAGED_SCHEMA, {**{k: RAW_TURNS.docs[k] for k in _TURN_KEYS}, **_FEATURE_DOCS,
+                     **_STAGED_EXTRA},
     order=("trajectory_id", "turn_index"), sharded=True)
 TURN_LABELS = Table(
     "turn_labels", "quality",

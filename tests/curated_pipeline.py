@@ -21,7 +21,8 @@ from sources import tables
 from sources.factory.scale import generate_corpus, source_name
 from sources.schema import DOMAINS
 
-PER_DOMAIN = ["raw_turns", "turn_features", "turn_labels", "scrubbed_turns"]
+PER_DOMAIN = ["raw_turns", "staged_turn_features", "turn_features", "turn_labels",
+              "scrubbed_turns"]
 OVER_ALL_DOMAINS = ["trajectory_dedup", "trajectory_split", "tokenizer", "cpt_corpus",
                     "sft_split", "rl_split", "rl_split_all_turns", "agentworldbench",
                     "bench_predictions", "bench_scores", "leaderboard"]

@@ -1,9 +1,10 @@
 """Materialize a domain's assets the way `worldtrace run` does: register the shards the domain's
-catalog files hash to on the instance (the dynamic `shard` dimension), then the per-domain
-assets made before the shards (one run), one run per domain x shard partition of the
-shard-local assets, and one run of the per-domain assets built from all the shards
-(turn_features, turn_labels), then one run of the unpartitioned ones (over what is on disk).
-The results of a domain's runs read as one."""
+catalog files hash to on the instance (the dynamic `shard` dimension), then phase by phase
+(assets/jobs.py `phases`): the per-domain assets made before the shards (one run), one run per
+domain x shard partition of the shard-local assets that read their own shard (ingest, scrub),
+one run per shard of those that read the whole domain (staged_turn_features), one run of the
+per-domain assets built from all the shards (turn_features, turn_labels), then one run of the
+unpartitioned ones (over what is on disk). The results of a domain's runs read as one."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from dataclasses import dataclass
 
 import dagster as dg
 
-from assets.jobs import after_shards
-from assets.partitions import domain_partitions, register_shards, shard_key, shard_partitions
+from assets.jobs import phases
+from assets.partitions import register_shards, shard_key, shard_partitions
 from assets.resources import WorldtraceStorage
 
 
@@ -22,7 +23,7 @@ class ShardRuns:
     """The runs of one domain's partitions, read as one result."""
 
     results: list[dg.ExecuteInProcessResult]
-    shard_results: list[dg.ExecuteInProcessResult]  # the runs of one shard each
+    shard_results: list[dg.ExecuteInProcessResult]  # the runs of one shard each, phase by phase
 
     @property
     def success(self) -> bool:
@@ -70,20 +71,27 @@ def materialize_domain(assets: Sequence, domain: str, storage: WorldtraceStorage
     instance = instance or dg.DagsterInstance.ephemeral()
     keys = storage.shards_for(domain)
     register_shards(instance, keys)
-    after = after_shards([a for a in assets if not _is_check(a)])
-    per_shard = [a for a in assets if _partitions(a) == shard_partitions]
-    per_domain = [a for a in assets if _partitions(a) == domain_partitions]
-    before = [a for a in per_domain if not _keys(a) & after]
-    rest = [a for a in per_domain if _keys(a) & after]
+    phase_of = phases([a for a in assets if not _is_check(a)])
+
+    def phase(definition) -> int:  # a check runs in its asset's phase
+        return min(phase_of[key] for key in _keys(definition))
+
+    partitioned = [a for a in assets if _partitions(a) is not None]
     unpartitioned = [a for a in assets if _partitions(a) is None]
 
-    def run(phase: list, partition: str | dg.MultiPartitionKey | None) -> list:
-        if all(_is_check(a) for a in phase):
+    def run(members: list, partition: str | dg.MultiPartitionKey | None) -> list:
+        if all(_is_check(a) for a in members):
             return []
-        return [dg.materialize(phase, partition_key=partition, resources={"storage": storage},
+        return [dg.materialize(members, partition_key=partition, resources={"storage": storage},
                                instance=instance, **kwargs)]
 
-    first = run(before, domain)
-    shard_results = [r for shard in keys for r in run(per_shard, shard_key(domain, shard))]
-    return ShardRuns([*first, *shard_results, *run(rest, domain), *run(unpartitioned, None)],
-                     shard_results)
+    results, shard_results = [], []
+    for index in sorted({phase(a) for a in partitioned}):
+        members = [a for a in partitioned if phase(a) == index]
+        if _partitions(members[0]) == shard_partitions:
+            ran = [r for shard in keys for r in run(members, shard_key(domain, shard))]
+            shard_results += ran
+        else:
+            ran = run(members, domain)
+        results += ran
+    return ShardRuns([*results, *run(unpartitioned, None)], shard_results)

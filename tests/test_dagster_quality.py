@@ -13,11 +13,11 @@ from ui_markdown import rendered_table
 
 from assets.checks import domain_checks
 from assets.ingest import raw_traces
-from assets.quality import trajectory_dedup, turn_features, turn_labels
+from assets.quality import staged_turn_features, trajectory_dedup, turn_features, turn_labels
 from assets.resources import WorldtraceStorage
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-QUALITY_ASSETS = [raw_traces, turn_features, turn_labels, trajectory_dedup]
+QUALITY_ASSETS = [raw_traces, staged_turn_features, turn_features, turn_labels, trajectory_dedup]
 QUALITY_ASSETS += domain_checks(QUALITY_ASSETS)  # their table checks
 
 

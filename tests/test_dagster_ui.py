@@ -18,7 +18,7 @@ from assets.definitions import ASSETS, defs
 from assets.factory import generated_traces
 from assets.ingest import raw_traces
 from assets.partitions import domain_partitions, shard_partitions
-from assets.quality import trajectory_dedup, turn_features, turn_labels
+from assets.quality import staged_turn_features, trajectory_dedup, turn_features, turn_labels
 from assets.resources import WorldtraceStorage
 from assets.scrub import scrubbed_traces
 
@@ -69,7 +69,8 @@ def web_run(traces_dir: Path, tmp_path_factory: pytest.TempPathFactory
     """The domain assets of the web fixtures, plus dedup, on a real instance."""
     data = tmp_path_factory.mktemp("ui")
     storage = WorldtraceStorage(data_dir=str(data), catalog=str(REPO_ROOT / "sources.example.toml"))
-    domain_assets = [raw_traces, turn_features, turn_labels, scrubbed_traces]
+    domain_assets = [raw_traces, staged_turn_features, turn_features, turn_labels,
+                     scrubbed_traces]
     result = materialize_domain([*domain_assets, *domain_checks(domain_assets)], "web", storage)
     assert result.success
     dedup = dg.materialize([trajectory_dedup], resources={"storage": storage})
@@ -84,7 +85,7 @@ def _materializations(*results: ShardRuns | dg.ExecuteInProcessResult) -> dict[s
 
 def test_every_column_is_described_and_previews_fit(web_run) -> None:
     materializations = _materializations(*web_run)
-    assert len(materializations) == 9
+    assert len(materializations) == 10  # staged_turn_features's too
     for name, metadata in materializations.items():
         columns = metadata["dagster/column_schema"].schema.columns
         undocumented = [c.name for c in columns if not c.description]

@@ -61,7 +61,7 @@ SEED_RUNS = """
 import dagster as dg
 from assets.ingest import raw_traces
 from assets.partitions import register_shards, shard_key
-from assets.quality import turn_features, turn_labels
+from assets.quality import staged_turn_features, turn_features, turn_labels
 from assets.resources import storage_from_environment
 from worldtrace.launch import run_corpus_step
 
@@ -70,6 +70,8 @@ resources = {"storage": storage_from_environment()}
 register_shards(instance, ["0"])
 assert dg.materialize([raw_traces], partition_key=shard_key("swe", "0"), instance=instance,
                       resources=resources).success
+assert dg.materialize([staged_turn_features], partition_key=shard_key("swe", "0"),
+                      instance=instance, resources=resources).success
 assert dg.materialize([turn_features, turn_labels], partition_key="swe", instance=instance,
                       resources=resources).success
 assert dg.materialize([raw_traces], partition_key=shard_key("web", "0"), instance=instance,
@@ -167,6 +169,7 @@ def _reachable(nodes: dict[str, dict], start: str) -> set[str]:
 
 EDGES = [  # (parent, child): the lineage a data engineer follows in the UI
     ("generated_traces", "raw_turns"), ("raw_turns", "turn_features"),
+    ("raw_turns", "staged_turn_features"), ("staged_turn_features", "turn_features"),
     ("turn_features", "turn_labels"), ("raw_turns", "scrubbed_turns"),
     ("raw_turns", "trajectory_dedup"), ("trajectory_dedup", "trajectory_split"),
     ("trajectory_split", "sft_split"), ("turn_labels", "cpt_corpus"),
@@ -239,7 +242,8 @@ def test_each_stage_job_says_what_it_runs(server) -> None:
     assert "trajectory_dedup" not in curate + per_domain
     assert "`scrubbed_turns`" in curate and "scrubbed_turns" not in per_domain + all_domains
     for name in ("turn_features", "turn_labels"):
-        assert f"`{name}`" in per_domain and name not in curate + all_domains
+        assert f"`{name}`" in per_domain and f"`{name}`" not in curate + all_domains
+    assert "`staged_turn_features`" in curate  # a shard's features: per shard
     assert "one shard of one domain per run" in curate
     assert "for one domain per run" in per_domain
     assert "all domains" in all_domains

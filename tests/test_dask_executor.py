@@ -1,14 +1,16 @@
 """The per-domain and per-shard assets on a real Dask cluster (assets/executors.py): a scheduler
-and two worker processes on 127.0.0.1, started and stopped here, and domain_job, main_job, then
-domain_quality_job launched as a user does (`dagster job execute` with WORLDTRACE_EXECUTOR=dask
-and the scheduler's address as run config), the shard keys registered on the instance after
-domain_job, as `worldtrace run` does.
+and two worker processes on 127.0.0.1, started and stopped here, and domain_job, main_job,
+shard_features_job, then domain_quality_job launched as a user does (`dagster job execute` with
+WORLDTRACE_EXECUTOR=dask and the scheduler's address as run config), the shard keys registered
+on the instance after domain_job, as `worldtrace run` does.
 
-- two domains of two shards each, the four shard runs at once, then the two domains' features
-  and labels over their shards: every step runs in a worker process, and every table is
+- two domains of two shards each, the four shard runs at once, then the four runs of the
+  shards' staged features at once (separate partitions), then the two domains' features and
+  labels over their staged shards: every step runs in a worker process, and every table is
   byte-identical to the in-process run's;
-- a shard whose step fails is re-executed from the failure alone: the other shards' runs and
-  the failed run's steps that passed are not redone, and their files are not rewritten;
+- a shard whose step fails (an ingest step, then a staged-features step) is re-executed from
+  the failure alone: the other shards' runs and the failed run's steps that passed are not
+  redone, and their files are not rewritten;
 - a worker killed with SIGKILL in the middle of a step: Dask runs the step again on a live
   worker, the run succeeds with the same bytes, and nothing of the killed writer stays.
 """
@@ -40,10 +42,13 @@ SHARDS = 2  # per domain: each domain's six files fall in both (asserted by the 
 SHARD_TABLES = ["raw_trajectories", "raw_turns", "ingest_quarantine", "scrubbed_trajectories",
                 "scrubbed_turns", "scrub_findings"]  # main_job's, one shard a run
 TABLES = [*SHARD_TABLES, "turn_features", "turn_labels"]  # and domain_quality_job's
-# The asset steps of main_job and of domain_quality_job (each asset check is a step of its own
-# besides).
+STAGED = "staged_turn_features"  # shard_features_job's, consumed by turn_features
+# The asset steps of main_job, shard_features_job and domain_quality_job (each asset check is
+# a step of its own besides).
 STEPS = {"main_job": {"raw_traces", "scrubbed_traces"},
+         "shard_features_job": {STAGED},
          "domain_quality_job": {"turn_features", "turn_labels"}}
+SHARD_JOBS = ("main_job", "shard_features_job")
 # Generous: every process imports the code location (~10 CPU s), slow on a shared machine.
 START_SECONDS = 120
 RUN_SECONDS = 1200  # a run's process may take minutes to import on a loaded 2-core machine
@@ -141,14 +146,14 @@ def _launch(cluster: Cluster, root: Path, home: Path, job: str, partition: str, 
     for main_job) on the cluster (log in root, named after the partition)."""
     from assets.partitions import domain_partitions, shard_partitions
 
-    name = partition.replace("|", "-")
+    name = f"{job}-{partition.replace('|', '-')}"
     config = root / f"run-{name}.yaml"
     config.write_text(json.dumps({  # JSON is YAML
         "execution": {"config": {"cluster": {"existing": {"address": cluster.address}}}},
         "resources": {"storage": {"config": {"data_dir": str(data),
                                              "shards_per_domain": shards}}},
         **({"ops": {"generated_traces": {"config": factory}}} if job == "domain_job" else {})}))
-    partitions = shard_partitions if job == "main_job" else domain_partitions
+    partitions = shard_partitions if job in SHARD_JOBS else domain_partitions
     return subprocess.Popen(
         [str(BIN / "dagster"), "job", "execute", "-m", "assets.definitions", "-a", "defs",
          "-j", job, "-c", str(config),
@@ -162,7 +167,7 @@ def _run_all(cluster: Cluster, root: Path, home: Path, job: str, partitions: lis
     """One run per partition, all at once; their exit codes."""
     runs = {partition: _launch(cluster, root, home, job, partition, data, factory, shards)
             for partition in partitions}
-    return {partition: _wait(run, root / f"run-{partition.replace('|', '-')}.log")
+    return {partition: _wait(run, root / f"run-{job}-{partition.replace('|', '-')}.log")
             for partition, run in runs.items()}
 
 
@@ -190,12 +195,21 @@ def _pipeline(cluster: Cluster, root: Path, home: Path, data: Path, factory: dic
                     data, factory, shards)
 
 
+def _stage(cluster: Cluster, root: Path, home: Path, data: Path, partitions: list[str],
+           shards: int = SHARDS) -> dict[str, int]:
+    """shard_features_job for every domain x shard partition at once (each shard's staged
+    features), after every shard is ingested; their exit codes."""
+    return _run_all(cluster, root, home, "shard_features_job", partitions, data, {}, shards)
+
+
 def _quality(cluster: Cluster, root: Path, home: Path, data: Path,
              domains: tuple[str, ...] = DOMAINS, shards: int = SHARDS) -> None:
     """domain_quality_job for every domain at once (its features and labels over all its
-    shards), after the shard runs; each must pass."""
+    staged shards), after the shards' staged features; each must pass, and nothing staged is
+    left."""
     codes = _run_all(cluster, root, home, "domain_quality_job", list(domains), data, {}, shards)
     assert set(codes.values()) == {0}, codes
+    assert not list((data / STAGED).rglob("*.parquet"))
 
 
 def _wait(run: subprocess.Popen, log: Path) -> int:
@@ -224,7 +238,7 @@ def _in_process(data: Path, factory: dict, domains: tuple[str, ...] = DOMAINS,
 
     storage = WorldtraceStorage(data_dir=str(data), shards_per_domain=shards)
     by_key = {key.to_user_string(): asset for asset in defs.assets for key in asset.keys}
-    assets = list({id(by_key[name]): by_key[name] for name in TABLES}.values())
+    assets = list({id(by_key[name]): by_key[name] for name in [*TABLES, STAGED]}.values())
     instance = dg.DagsterInstance.ephemeral()
     for domain in domains:
         assert dg.materialize(
@@ -277,14 +291,20 @@ def test_shards_on_a_dask_cluster_give_the_in_process_bytes(
     codes = _pipeline(cluster, tmp_path, home, data, SMALL)
     assert sorted(codes) == ["search|0", "search|1", "terminal|0", "terminal|1"]
     assert set(codes.values()) == {0}, codes
+    staged = _stage(cluster, tmp_path, home, data, sorted(codes))
+    assert set(staged.values()) == {0}, staged
+    # each shard's staged features: a partition of its own, a file of its own
+    assert sorted(f"{p.parent.parent.name[7:]}|{p.parent.name[6:]}"
+                  for p in (data / STAGED).rglob("*.parquet")) == sorted(codes)
 
     _quality(cluster, tmp_path, home, data)
 
     with dg.DagsterInstance.from_config(str(home)) as instance:
         records = {job: [r for r in instance.get_run_records() if r.dagster_run.job_name == job]
                    for job in STEPS}
-        assert sorted(r.dagster_run.tags["dagster/partition"]
-                      for r in records["main_job"]) == sorted(codes)
+        for job in SHARD_JOBS:
+            assert sorted(r.dagster_run.tags["dagster/partition"]
+                          for r in records[job]) == sorted(codes)
         assert sorted(r.dagster_run.tags["dagster/partition"]
                       for r in records["domain_quality_job"]) == sorted(DOMAINS)
         for job, steps in STEPS.items():
@@ -300,6 +320,34 @@ def test_shards_on_a_dask_cluster_give_the_in_process_bytes(
     assert _leftovers(data) == []
 
 
+def _retry_the_failed_run(home: Path, job: str, partition: str) -> None:
+    """Re-execute the one failed run of `job` from its failure, as the UI does: the rerun is
+    one run, of that partition, running only the steps from the failure on (every asset step
+    of the job, since each failed or did not run), and no other run."""
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        (failed,) = [r.dagster_run for r in instance.get_run_records()
+                     if r.dagster_run.status == dg.DagsterRunStatus.FAILURE
+                     and r.dagster_run.job_name == job]
+        assert failed.tags["dagster/partition"] == partition
+        first_pass = set(_step_pids(instance, failed.run_id))
+        runs_before = len(instance.get_run_records())
+    assert not first_pass & STEPS[job]  # the first one failed; nothing after it ran
+    retry = subprocess.run([sys.executable, "-c", FROM_FAILURE, failed.run_id], cwd=REPO,
+                           env=_env(DAGSTER_HOME=str(home)), capture_output=True, text=True,
+                           timeout=RUN_SECONDS)
+    assert retry.returncode == 0, retry.stdout[-4000:] + retry.stderr[-4000:]
+
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        records = [r.dagster_run for r in instance.get_run_records()]
+        (rerun,) = [r for r in records if r.parent_run_id == failed.run_id]
+        # the failed shard's steps from the failure on, in one run; no other shard ran again
+        second_pass = set(_step_pids(instance, rerun.run_id))
+        assert not second_pass & first_pass and STEPS[job] <= second_pass
+        assert rerun.tags["dagster/partition"] == partition
+        assert rerun.tags["dagster/partition/shard"] == partition.split("|")[1]
+        assert len(records) == runs_before + 1
+
+
 def test_a_failed_shard_is_retried_alone(
         cluster: Cluster, reference: dict[str, str], tmp_path: Path) -> None:
     home = _instance(tmp_path / "dagster_home")
@@ -313,31 +361,24 @@ def test_a_failed_shard_is_retried_alone(
     others = _files_now([path for partition in codes
                          for path in _partition_files(data, *partition.split("|"))])
     assert len(others) == len(SHARD_TABLES) * len(codes)
-
     blocker.unlink()
-    with dg.DagsterInstance.from_config(str(home)) as instance:
-        (failed,) = [r.dagster_run for r in instance.get_run_records()
-                     if r.dagster_run.status == dg.DagsterRunStatus.FAILURE]
-        assert failed.tags["dagster/partition"] == "search|1"
-        first_pass = set(_step_pids(instance, failed.run_id))
-        runs_before = len(instance.get_run_records())
-    assert "raw_traces" not in first_pass  # it failed; nothing after it ran
-    retry = subprocess.run([sys.executable, "-c", FROM_FAILURE, failed.run_id], cwd=REPO,
-                           env=_env(DAGSTER_HOME=str(home)), capture_output=True, text=True,
-                           timeout=RUN_SECONDS)
-    assert retry.returncode == 0, retry.stdout[-4000:] + retry.stderr[-4000:]
-
-    with dg.DagsterInstance.from_config(str(home)) as instance:
-        records = [r.dagster_run for r in instance.get_run_records()]
-        (rerun,) = [r for r in records if r.parent_run_id == failed.run_id]
-        # the failed shard's steps from the failure on, in one run; no other shard ran again
-        second_pass = set(_step_pids(instance, rerun.run_id))
-        assert not second_pass & first_pass and STEPS["main_job"] <= second_pass
-        assert rerun.tags["dagster/partition"] == "search|1"
-        assert rerun.tags["dagster/partition/shard"] == "1"
-        assert len(records) == runs_before + 1
+    _retry_the_failed_run(home, "main_job", "search|1")
     assert _files_now(list(others)) == others  # the other shards' files were not rewritten
-    _quality(cluster, tmp_path, home, data)  # every shard is there: the domains' features
+
+    # The same for a shard's staged features: a file where terminal's shard 0 folder goes.
+    blocker = data / STAGED / "domain=terminal" / "shard=0"
+    blocker.parent.mkdir(parents=True)
+    blocker.write_text("not a folder")
+    staged = _stage(cluster, tmp_path, home, data, [*codes, "search|1"])
+    assert staged.pop("terminal|0") != 0 and set(staged.values()) == {0}, staged
+    others = _files_now([path for partition in staged
+                         for path in _partition_files(data / STAGED, *partition.split("|"))])
+    assert len(others) == len(staged)
+    blocker.unlink()
+    _retry_the_failed_run(home, "shard_features_job", "terminal|0")
+    assert _files_now(list(others)) == others  # the other shards' staged files stay as made
+
+    _quality(cluster, tmp_path, home, data)  # every shard is staged: the domains' features
     assert _tables(data) == reference
     assert _leftovers(data) == []
 
@@ -366,8 +407,9 @@ def test_a_worker_killed_mid_step_is_replaced_with_the_same_bytes(
                 break
         time.sleep(0.05)
     assert killed is not None, "no step was caught writing"
-    log = tmp_path / "run-terminal-0.log"
+    log = tmp_path / "run-main_job-terminal-0.log"
     assert _wait(run, log) == 0, log.read_text()[-4000:]
+    assert _stage(cluster, tmp_path, home, data, [partition], 1) == {partition: 0}
     _quality(cluster, tmp_path, home, data, ("terminal",), 1)
 
     assert _tables(data) == _tables(tmp_path / "reference")

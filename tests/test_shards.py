@@ -22,7 +22,12 @@ from test_split import corpus as leaky_corpus
 
 from assets.ingest import raw_traces
 from assets.partitions import register_shards
-from assets.quality import trajectory_dedup, turn_features, turn_labels
+from assets.quality import (
+    staged_turn_features,
+    trajectory_dedup,
+    turn_features,
+    turn_labels,
+)
 from assets.resources import WorldtraceStorage
 from assets.scrub import scrubbed_traces
 from assets.shard_sensor import shard_registry
@@ -35,6 +40,7 @@ from quality.tables import (
     SCRUB_FINDINGS,
     SCRUBBED_TRAJECTORIES,
     SCRUBBED_TURNS,
+    STAGED_TURN_FEATURES,
     TRAJECTORY_DEDUP,
     TRAJECTORY_SPLIT,
     TURN_FEATURES,
@@ -117,8 +123,9 @@ def test_per_turn_steps_give_the_rows_of_one_shard(generated) -> None:
         values = {c: {r[c] for r in rows(TURN_FEATURES, generated[SHARDS], domain)}
                   for c in CORPUS_COLUMNS}
         assert all(len(v) > 2 for v in values.values()), values
-        # nothing staged is left beside the outputs
+        # nothing staged is left beside the outputs, nor in the staged table
         assert not list(TURN_FEATURES.dir(generated[SHARDS]).rglob(".*"))
+        assert not STAGED_TURN_FEATURES.shards(generated[SHARDS], domain)
 
 
 def test_domain_order_is_the_order_of_one_shard(generated) -> None:
@@ -254,11 +261,29 @@ def test_dagster_materializes_shards_with_the_rows_of_one(generated, tmp_path) -
     storage = WorldtraceStorage(data_dir=str(data), catalog=str(catalog),
                                 shards_per_domain=SHARDS)
     for domain in DOMAINS_USED:
-        result = materialize_domain([raw_traces, turn_features, turn_labels, scrubbed_traces],
-                                    domain, storage)
-        # one run per shard (ingest, scrub), then one of the domain (features, labels)
-        assert result.success and len(result.shard_results) == SHARDS == len(result.results) - 1
-        assert all(c.passed for c in result.get_asset_check_evaluations())
+        result = materialize_domain([raw_traces, staged_turn_features, turn_features, turn_labels,
+                                     scrubbed_traces], domain, storage)
+        # one run per shard (ingest, scrub), one per shard (staged features), then one of the
+        # domain (features, labels)
+        assert result.success and len(result.shard_results) == 2 * SHARDS
+        assert len(result.results) == 2 * SHARDS + 1
+        checks = result.get_asset_check_evaluations()
+        assert all(c.passed for c in checks)
+        staged = [e for e in result.get_asset_materialization_events()
+                  if e.asset_key.to_user_string() == "staged_turn_features"]
+        # each shard's staged features are a partition of their own, in a run of their own
+        assert [e.partition for e in staged] == [f"{domain}|{s}" for s in range(SHARDS)]
+        assert [e.materialization.metadata["dagster/row_count"].value for e in staged] == [
+            len(pq.read_table(RAW_TURNS.path(generated[SHARDS], domain, str(shard))))
+            for shard in range(SHARDS)]
+        assert sorted(c.partition for c in checks if c.check_name == "one_row_per_turn") == [
+            f"{domain}|{s}" for s in range(SHARDS)]
+        # step 3 over the staged partitions: the bytes of the library's sharded run (which
+        # stages in one process), and nothing staged is left
+        for shard in TURN_FEATURES.shards(data, domain):
+            assert (TURN_FEATURES.path(data, domain, shard).read_bytes()
+                    == TURN_FEATURES.path(generated[SHARDS], domain, shard).read_bytes())
+        assert not STAGED_TURN_FEATURES.shards(data, domain)
         domain_rows = len(rows(RAW_TURNS, generated[1], domain))
         for name in ("raw_turns", "turn_labels", "scrubbed_turns"):
             meta = [e.materialization.metadata for e in result.get_asset_materialization_events()

@@ -15,7 +15,7 @@ from quality_rows import trajectory, write_partition
 from shard_runs import materialize_domain
 
 from assets.ingest import raw_traces
-from assets.quality import trajectory_dedup, turn_features, turn_labels
+from assets.quality import staged_turn_features, trajectory_dedup, turn_features, turn_labels
 from assets.resources import WorldtraceStorage
 from assets.scrub import scrubbed_traces
 from assets.splits import (
@@ -140,7 +140,8 @@ def test_assets_on_real_fixtures(traces_dir, tmp_path):
     storage = WorldtraceStorage(data_dir=str(tmp_path),
                                 catalog=str(REPO_ROOT / "sources.example.toml"))
     for domain in ("swe", "mcp"):
-        assert materialize_domain([raw_traces, turn_features, turn_labels, scrubbed_traces],
+        assert materialize_domain([raw_traces, staged_turn_features, turn_features, turn_labels,
+                                   scrubbed_traces],
                                   domain, storage).success
     result = dg.materialize(
         [trajectory_dedup, trajectory_split, tokenizer, cpt_corpus, sft_split, rl_split,

@@ -3,10 +3,13 @@
 1. domain_job once per domain (the native trace files), then the shard keys the catalog's
    files hash to are registered (the `shard` dimension of the shard-local partitions);
 2. main_job (ingest, scrub) once per domain x shard partition;
-3. domain_quality_job (turn_features, turn_labels) once per domain, over all its shards;
-   phases 1-3 run `workers` runs at a time (one process each, each run in-process: a step
+3. shard_features_job (staged_turn_features: the domain's common words, then the shard's
+   features but the corpus frequencies) once per domain x shard partition, after every shard
+   is ingested (a shard's step reads a sample of all its domain's shards);
+4. domain_quality_job (turn_features from the staged shards, turn_labels) once per domain;
+   phases 1-4 run `workers` runs at a time (one process each, each run in-process: a step
    subprocess would re-import torch for every step);
-4. then every asset built over all domains (corpus_job), one asset per run, in dependency order,
+5. then every asset built over all domains (corpus_job), one asset per run, in dependency order,
    each run of Dagster's asset job, as the UI's Materialize button launches it: the Runs page
    names the asset it built (a run of corpus_job with a selection shows only "corpus_job").
 
@@ -49,6 +52,10 @@ def main_job() -> dg.JobDefinition:
 
 def domain_job() -> dg.JobDefinition:
     return _job("domain_job")
+
+
+def shard_features_job() -> dg.JobDefinition:
+    return _job("shard_features_job")
 
 
 def domain_quality_job() -> dg.JobDefinition:
@@ -98,7 +105,7 @@ class StepOutcome:
         status = "ok " if self.success else "FAILED"
         checks = f"{self.checks_passed} checks passed" + (
             f", failed: {', '.join(self.checks_failed)}" if self.checks_failed else "")
-        return f"{status} {self.name:<28} {self.seconds:7.1f} s   {checks}{self.error}"
+        return f"{status} {self.name:<32} {self.seconds:7.1f} s   {checks}{self.error}"
 
 
 def _execute(job_function: str, name: str, tags: dict[str, str] | None = None,
@@ -106,7 +113,8 @@ def _execute(job_function: str, name: str, tags: dict[str, str] | None = None,
              run_config: dict | None = None) -> StepOutcome:
     started = time.perf_counter()
     job = (dg.build_reconstructable_job("worldtrace.launch", job_function)
-           if job_function in ("main_job", "domain_job", "domain_quality_job", "corpus_job")
+           if job_function in ("main_job", "domain_job", "shard_features_job",
+                               "domain_quality_job", "corpus_job")
            else _reconstructable(job_function))
     with dg.execute_job(job, instance=dg.DagsterInstance.get(), tags=tags,
                         asset_selection=asset_selection,
@@ -153,13 +161,14 @@ def run_domain(job_function: str, domain: str, log_path: Path) -> StepOutcome:
         return _execute(job_function, name, tags={"dagster/partition": domain, **run_tags(name)})
 
 
-def run_shard(domain: str, shard: str, log_path: Path) -> StepOutcome:
-    """main_job for one domain x shard partition (in a worker process), its output to the log."""
+def run_shard(job_function: str, domain: str, shard: str, log_path: Path) -> StepOutcome:
+    """A per-shard job (main_job, shard_features_job) for one domain x shard partition (in a
+    worker process), its output to the log."""
     from assets.partitions import shard_key, shard_partitions
 
-    name = f"main_job[{shard_key(domain, shard)}]"
+    name = f"{job_function}[{shard_key(domain, shard)}]"
     with output_to(log_path):
-        return _execute("main_job", name, tags={
+        return _execute(job_function, name, tags={
             **shard_partitions.get_tags_for_partition_key(shard_key(domain, shard)),
             **run_tags(name)})
 
@@ -182,7 +191,7 @@ def register_domain_shards(domains: Sequence[str], log_path: Path) -> dict[str, 
 
 def run_corpus_step(name: str, keys: Sequence[dg.AssetKey], run_config: dict | None = None
                     ) -> StepOutcome:
-    """One step of phase 4: the assets of one definition, as a run of the asset job."""
+    """One step of phase 5: the assets of one definition, as a run of the asset job."""
     return _execute(asset_job_name(), name, tags=run_tags(name), asset_selection=keys,
                     run_config=run_config)
 
@@ -210,11 +219,11 @@ def prepare_instance() -> None:
 
 def run_pipeline(domains: Sequence[str], workers: int, op_config: dict[str, dict],
                  log_path: Path, say: Callable[[str], None] = print) -> list[StepOutcome]:
-    """The four phases; stops after the first phase with a failed run, or the first failed
+    """The five phases; stops after the first phase with a failed run, or the first failed
     corpus run (what follows would build on it). `op_config`: run config per asset step of
-    phase 4 ({"dataset_release": {"version": ...}})."""
+    phase 5 ({"dataset_release": {"version": ...}})."""
     outcomes: list[StepOutcome] = []
-    say(f"[1/4] generate: {len(domains)} domains, {workers} at a time")
+    say(f"[1/5] generate: {len(domains)} domains, {workers} at a time")
     prepare_instance()
     with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
         def wait(futures: list) -> bool:
@@ -230,19 +239,27 @@ def run_pipeline(domains: Sequence[str], workers: int, op_config: dict[str, dict
         if not per_domain("domain_job"):
             return outcomes
         shards = pool.submit(register_domain_shards, domains, log_path).result()
+
+        def per_shard(job_function: str) -> bool:
+            return wait([pool.submit(run_shard, job_function, domain, shard, log_path)
+                         for domain in domains for shard in shards[domain]])
+
         count = sum(len(keys) for keys in shards.values())
-        say(f"[2/4] ingest, scrub: {count} domain x shard partitions (shards "
+        say(f"[2/5] ingest, scrub: {count} domain x shard partitions (shards "
             f"{', '.join(sorted({s for keys in shards.values() for s in keys}, key=shard_order))}"
             f"), {workers} at a time")
-        if not wait([pool.submit(run_shard, domain, shard, log_path)
-                     for domain in domains for shard in shards[domain]]):
+        if not per_shard("main_job"):
             return outcomes
-        say(f"[3/4] features, labels: {len(domains)} domains (all their shards), {workers} at "
-            "a time")
+        say(f"[3/5] staged features: {count} domain x shard partitions (each with its "
+            f"domain's common words), {workers} at a time")
+        if not per_shard("shard_features_job"):
+            return outcomes
+        say(f"[4/5] features (corpus frequencies), labels: {len(domains)} domains (all their "
+            f"shards), {workers} at a time")
         if not per_domain("domain_quality_job"):
             return outcomes
     steps = corpus_steps()
-    say(f"[4/4] across all domains: {len(steps)} steps (dedup, split, corpora, models, bench, "
+    say(f"[5/5] across all domains: {len(steps)} steps (dedup, split, corpora, models, bench, "
         "release)")
     for name, keys in steps:
         config = {"ops": {name: {"config": op_config[name]}}} if name in op_config else None

@@ -4,8 +4,9 @@
                    [--bench-per-domain 10] [--max-new-tokens 128] [--full] [--base DIR]
 
 Runs domain_job for every domain, registers the shards their files hash to, runs main_job
-(ingest, scrub) for every domain x shard partition, then domain_quality_job (features, labels)
-for every domain (two runs at a time by default), then every cross-domain asset
+(ingest, scrub) for every domain x shard partition, then shard_features_job (the staged turn
+features) for every domain x shard partition, then domain_quality_job (features, labels) for
+every domain (two runs at a time by default), then every cross-domain asset
 (dedup, split, corpora, models, bench, release) once, printing one line per run, and ends with
 a summary. Needs $DAGSTER_HOME (make sets it); the runs show in `make ui`. By default the bench
 is a sample (--bench-per-domain per domain, --max-new-tokens per prediction) so the whole run
@@ -38,7 +39,7 @@ REAL_BASE_STEPS = {"cpt_model": {"max_steps": 10, "batch_size": 4, "learning_rat
 
 
 def real_base_config(base: Path) -> dict[str, dict]:
-    """Run config of the phase-4 (corpus) assets that trains and benches on a pretrained base."""
+    """Run config of the phase-5 (corpus) assets that trains and benches on a pretrained base."""
     from bench.model_folder import NotAModelFolder, check_model_folder
     from training.sft_split import REAL_BASE_BUDGETS as budgets
 
