@@ -277,3 +277,44 @@ def test_one_domain_at_a_time_merges_truth(tmp_path: Path) -> None:
     assert Counter(r["file"] for r in turns if r["domain"] == "os").keys() == {
         p.name for p in (tmp_path / "os" / "os-generated").iterdir()}
     assert manifest["seed"] is None  # the domains now come from different seeds
+
+
+def _app_shown(domain: str, observation: str) -> str | None:
+    """The app whose screen an Android or desktop observation is (None: a system screen)."""
+    if domain == "android":
+        found = re.search(r"id=([\w.]+):id/toolbar_title", observation)
+    else:
+        found = re.search(r"^frame\t[^\t]* - ([^\t]+)\t", observation, re.M)
+    return found.group(1) if found else None
+
+
+@pytest.mark.parametrize("domain", ["android", "os"])
+def test_gui_trajectories_stay_in_an_app_until_the_agent_opens_another(
+        corpus, read_back, domain: str) -> None:  # noqa: ANN001
+    """A new screen of another app than the screen before comes after the action that opens it
+    (AndroidWorld's open_app, a click on the desktop's launcher button of the app), so a screen
+    swapped in from another trajectory stands out, as in real sessions."""
+    from sources.factory.scale_android import APPS as ANDROID_APPS
+    from sources.factory.scale_os import APPS as DESKTOP_APPS
+
+    opens = ({pkg: f'"app_name": "{name}"' for name, pkg in ANDROID_APPS.items()}
+             if domain == "android" else
+             {app: f"pyautogui.click(35, {92 + 70 * k})" for k, app in enumerate(DESKTOP_APPS)})
+    out, _ = corpus
+    informative = {(r["file"], r["turn_index"]) for r in _truth(out)[0]
+                   if r["domain"] == domain and r["category"] == "informative"}
+    pairs = changed = 0
+    for (found_domain, name), trajectory in read_back.items():
+        if found_domain != domain:
+            continue
+        before = None  # the app of the screen before, when that was an app's new screen
+        for k, turn in enumerate(trajectory.turns):
+            app = _app_shown(domain, turn.observation) if (name, k) in informative else None
+            if app is not None and before is not None:
+                pairs += 1
+                if app != before:
+                    changed += 1
+                    assert opens[app] in turn.action, (name, before, app, turn.action)
+            before = app
+    assert pairs > 50
+    assert 0 < changed < 0.2 * pairs, (changed, pairs)

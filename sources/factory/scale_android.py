@@ -17,6 +17,7 @@ from typing import Any
 
 from sources.factory import scale_text as tx
 from sources.factory.scale_core import GenTask, GenTurn
+from sources.factory.scale_focus import planned_focus
 from sources.readers.ui_render import render_ui_elements
 
 DOMAIN = "android"
@@ -137,7 +138,7 @@ def make_task(rng: random.Random) -> GenTask:
                            w=tx.sentence(rng, 3, 8), w2=tx.sentence(rng, 3, 8), dt=tx.date(rng),
                            t=tx.clock(rng))
     ctx = {"clock": tx.clock(rng), "battery": tx.ri(rng, 15, 100), "task_name": name,
-           "app": rng.choice(tuple(APPS))}
+           "app": rng.choice(tuple(APPS)), "scene_seed": rng.getrandbits(64)}
     return GenTask(goal, ctx)
 
 
@@ -204,10 +205,8 @@ ROWS = {"Contacts": _contact_row, "Settings": _setting_row, "Files": _file_row,
         "Markor": _note_row, "Simple Calendar Pro": _event_row, "Messages": _thread_row}
 
 
-def _screen(rng: random.Random, ctx: dict[str, Any], app: str | None = None) -> list[Element]:
-    """A new screen of `app` (else mostly of the task's app)."""
-    if app is None:
-        app = ctx["app"] if rng.random() < 0.7 else rng.choice(tuple(APPS))
+def _screen(rng: random.Random, ctx: dict[str, Any], app: str) -> list[Element]:
+    """A new screen of `app`: a list or an edit form."""
     pkg = APPS[app]
     top = [el("android.widget.TextView", pkg, 150, 120, app if rng.random() < 0.5 else
               tx.words(rng, 2).title(), res=f"{pkg}:id/toolbar_title", x=40, w=700),
@@ -227,8 +226,7 @@ def _screen(rng: random.Random, ctx: dict[str, Any], app: str | None = None) -> 
     return top + body + _status_bar(ctx)
 
 
-def _error_screen(rng: random.Random, ctx: dict[str, Any]) -> list[Element]:
-    app = rng.choice(tuple(APPS))
+def _error_screen(rng: random.Random, ctx: dict[str, Any], app: str) -> list[Element]:
     pkg = "android"
     roll = rng.random()
     if roll < 0.5:
@@ -252,14 +250,13 @@ def _error_screen(rng: random.Random, ctx: dict[str, Any]) -> list[Element]:
     return body + _status_bar(ctx)
 
 
-def _action(rng: random.Random, ctx: dict[str, Any]) -> dict[str, Any]:
+def _action(rng: random.Random) -> dict[str, Any]:
+    """An action within the app in front (opening an app is planned: `planned_focus`)."""
     roll = rng.random()
-    if roll < 0.45:
+    if roll < 0.57:
         return {"action_type": "click", "index": tx.ri(rng, 0, 20)}
-    if roll < 0.6:
-        return {"action_type": "scroll", "direction": rng.choice(("down", "up"))}
     if roll < 0.72:
-        return {"action_type": "open_app", "app_name": rng.choice(tuple(APPS))}
+        return {"action_type": "scroll", "direction": rng.choice(("down", "up"))}
     if roll < 0.82:
         return {"action_type": "navigate_back"}
     if roll < 0.9:
@@ -268,40 +265,44 @@ def _action(rng: random.Random, ctx: dict[str, Any]) -> dict[str, Any]:
             "index": tx.ri(rng, 0, 12)}
 
 
-def _turn(action: dict[str, Any], screen: list[Element], category: str,
+def _turn(action: dict[str, Any], screen: list[Element], category: str, app: str | None,
           text: str | None = None) -> GenTurn:
+    """A turn whose observation is `screen`, showing `app` (None: the launcher, a system
+    screen or nothing)."""
     observation = render_screen(screen) if text is None else text
     return GenTurn(json.dumps(action, ensure_ascii=False), observation, category,
-                   {"action": action, "screen": screen})
+                   {"action": action, "screen": screen, "app": app})
 
 
 def make_turn(rng: random.Random, category: str, task: GenTask, prev: GenTurn | None,
               index: int) -> GenTurn:
     ctx = task.ctx
+    shown = prev.native["app"] if prev is not None else None
+    app, switched = planned_focus(ctx, index, tuple(APPS), shown)
     if category == "unchanged" and prev is not None:
         action = rng.choice(({"action_type": "wait"}, {"action_type": "click", "index": 0},
                              {"action_type": "scroll", "direction": "up"}))
-        return _turn(action, prev.native["screen"], category, prev.observation)
+        return _turn(action, prev.native["screen"], category, shown, prev.observation)
     if category == "echo":
         typed = tx.words(rng, tx.ri(rng, 2, 6))
         action = {"action_type": "input_text", "text": typed, "index": tx.ri(rng, 0, 8)}
-        pkg = APPS[ctx["app"]]
+        pkg = APPS[app]
         screen = [el("android.widget.EditText", pkg, 150, 120, typed, click=True, edit=True),
                   el("android.widget.TextView", pkg, 300, 90, f"Search for \"{typed}\"")]
-        return _turn(action, screen, category)
+        return _turn(action, screen, category, app)
     if category == "boilerplate":
         k = int(rng.random() * len(BOILERPLATE))
         action = ({"action_type": "navigate_home"}, {"action_type": "navigate_home"},
                   {"action_type": "open_app", "app_name": "Contacts"},
                   {"action_type": "navigate_back"})[k]
-        return _turn(action, BOILERPLATE[k], category)
+        return _turn(action, BOILERPLATE[k], category, None)
     if category == "error":
-        return _turn(_action(rng, ctx), _error_screen(rng, ctx), category)
+        return _turn(_action(rng), _error_screen(rng, ctx, app), category, app)
     if category == "empty":
         return _turn(rng.choice(({"action_type": "wait"}, {"action_type": "keyboard_enter"})),
-                     [], category)
-    action = _action(rng, ctx)
-    return _turn(action, _screen(rng, ctx, action.get("app_name")), "informative")
+                     [], category, None)
+    action = {"action_type": "open_app", "app_name": app} if switched else _action(rng)
+    return _turn(action, _screen(rng, ctx, app), "informative", app)
 
 
 def _reason_action(rng: random.Random, action: str) -> str:
@@ -359,7 +360,8 @@ def _check_fast_render() -> bool:
     """True when `render_screen`'s lines equal the shared renderer's for every element shape."""
     rng = random.Random(5)
     ctx = {"clock": "09:41", "battery": 80, "app": "Settings", "task_name": "x"}
-    screens = [HOME, PERMISSION, _error_screen(rng, ctx)] + [_screen(rng, ctx) for _ in range(40)]
+    screens = [HOME, PERMISSION, _error_screen(rng, ctx, "Files")] + [
+        _screen(rng, ctx, app) for _ in range(7) for app in APPS]
     screens.append([el("android.widget.TextView", "p", 1, 2, 'say "hi"\\', desc="d\u00e9",
                        hint='say "hi"\\', checked=True, scroll=True)])
     for screen in screens:

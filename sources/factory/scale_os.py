@@ -16,6 +16,7 @@ import random
 
 from sources.factory import scale_text as tx
 from sources.factory.scale_core import GenTask, GenTurn
+from sources.factory.scale_focus import planned_focus
 
 DOMAIN = "os"
 SUFFIX = ".traj.jsonl"
@@ -84,7 +85,8 @@ def make_task(rng: random.Random) -> GenTask:
     text = rng.choice(INSTRUCTIONS).format(
         a=rng.choice(APPS), w=rng.choice(tx.WORDS), w2=rng.choice(tx.WORDS), e=rng.choice(tx.EXTS),
         n=tx.ri(rng, 8, 24), p=tx.person(rng), f=tx.filename(rng))
-    return GenTask(text, {"app": rng.choice(APPS), "start": tx.ri(rng, 0, 86000)})
+    return GenTask(text, {"app": rng.choice(APPS), "start": tx.ri(rng, 0, 86000),
+                          "scene_seed": rng.getrandbits(64)})
 
 
 def _body(rng: random.Random, app: str) -> list[str]:
@@ -113,9 +115,24 @@ def _body(rng: random.Random, app: str) -> list[str]:
     return rows
 
 
-def _screen(rng: random.Random, task: GenTask) -> str:
-    app = task.ctx["app"] if rng.random() < 0.75 else rng.choice(APPS)
-    return _window(f"{tx.words(rng, tx.ri(rng, 1, 3)).title()} - {app}", _body(rng, app))
+def _screen(rng: random.Random, ctx: dict, app: str) -> str:
+    """The app's window: its document's title (the same all trajectory long) and content."""
+    return _window(f"{_document(ctx, app)} - {app}", _body(rng, app))
+
+
+def _document(ctx: dict, app: str) -> str:
+    """The title of the document `app` has open in this trajectory."""
+    titles = ctx.setdefault("documents", {})  # deterministic from the seed: safe to keep
+    if app not in titles:
+        rng = random.Random(f"{ctx['scene_seed']}:{app}")
+        titles[app] = tx.words(rng, tx.ri(rng, 1, 3)).title()
+    return titles[app]
+
+
+def _open(app: str) -> tuple[str, str]:
+    """Clicking the app's launcher button in the dock (DESKTOP's rows)."""
+    x, y = 35, 92 + 70 * APPS.index(app)
+    return f"pyautogui.click({x}, {y})", f"click:({x},{y})"
 
 
 def _action(rng: random.Random) -> tuple[str, str]:
@@ -139,12 +156,14 @@ def _action(rng: random.Random) -> tuple[str, str]:
 def make_turn(rng: random.Random, category: str, task: GenTask, prev: GenTurn | None,
               index: int) -> GenTurn:
     last = index == task.ctx["n_turns"] - 1
+    shown = prev.native.get("app") if prev is not None else None
+    app, switched = planned_focus(task.ctx, index, APPS, shown)
     if category == "unchanged" and prev is not None:
         if last:
             action, response = "DONE", "done"
         else:
             action, response = rng.choice(IDLE_ACTIONS)
-        return GenTurn(action, prev.observation, category, {"response": response})
+        return GenTurn(action, prev.observation, category, {"response": response, "app": shown})
     if category == "echo":
         typed = tx.words(rng, tx.ri(rng, 2, 6))
         action = f'pyautogui.typewrite("{typed}")'
@@ -168,8 +187,9 @@ def make_turn(rng: random.Random, category: str, task: GenTask, prev: GenTurn | 
     if category == "empty" and not last:
         action, response = _action(rng)
         return GenTurn(action, "", category, {"response": response, "blank": True})
-    action, response = _action(rng)
-    return GenTurn(action, _screen(rng, task), "informative", {"response": response})
+    action, response = _open(app) if switched else _action(rng)
+    return GenTurn(action, _screen(rng, task.ctx, app), "informative",
+                   {"response": response, "app": app})
 
 
 def render(rng: random.Random, task: GenTask, turns: list[GenTurn]) -> bytes:
