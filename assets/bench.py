@@ -5,7 +5,8 @@ Turn-level samples from the bench pool only (real prefix, real action, real next
 official layout exported beside the Parquet), every configured predictor asked for every
 sample, every output judged by the offline rubric and the rule verifiers, and a leaderboard
 with the published table's columns beside the published rows. Not partitioned: the
-leaderboard's Overall is a mean over all seven domains, so each asset runs over all of them.
+leaderboard's Overall is a mean over the domains, so each asset runs over all of them (every
+domain that has a trajectory_split: a run over a subset of the domains benches that subset).
 """
 
 import base64
@@ -24,7 +25,7 @@ from assets.table_metadata import (
     table_metadata,
 )
 from bench import checks
-from bench.build import BuildConfig, build_domain
+from bench.build import BuildConfig, build_domain, split_domains
 from bench.compare import MODEL_PREFIX, compare_models, model_specs
 from bench.evaluate import (
     RUBRIC_JUDGE,
@@ -113,10 +114,20 @@ def agentworldbench(context: dg.AssetExecutionContext, config: BenchSettings,
     """Turn-level samples from the bench pool: the real history before a judgeable target turn
     (informative or error), its action and the real next observation; stratified by source,
     seeded; the official per-domain counts when the pool allows (the shortfall is reported).
-    Also exported in the official JSONL layout (`agentworldbench/official/<domain>_test.jsonl`)."""
+    Every domain that has a trajectory_split (a run over a subset of the domains has split only
+    those; the metadata names the domains left out). Also exported in the official JSONL
+    layout (`agentworldbench/official/<domain>_test.jsonl`)."""
     build = BuildConfig(counts=config.domain_counts(), seed=config.seed)
+    domains = split_domains(storage.data_path)
+    if not domains:
+        raise FileNotFoundError(f"{storage.data_path}: no trajectory_split partition (build "
+                                "trajectory_split first)")
+    left_out = [domain for domain in DOMAINS if domain not in domains]
+    if left_out:
+        context.log.warning(f"no trajectory_split for {', '.join(left_out)}: the bench is "
+                            f"built over {', '.join(domains)} only")
     samples, stats_rows = [], []
-    for domain in DOMAINS:
+    for domain in domains:
         built, stats = build_domain(storage.data_path, domain, build)
         write_samples(built, storage.data_path, domain)
         samples += built
@@ -135,6 +146,8 @@ def agentworldbench(context: dg.AssetExecutionContext, config: BenchSettings,
         "config": str(build), "prompt_version": PROMPT_VERSION,
         "per_domain": dg.MetadataValue.md(records_table(stats_rows)),
         "shortfall": sum(r["shortfall"] for r in stats_rows),
+        "domains": ", ".join(domains),
+        "domains_left_out": ", ".join(left_out) or "none",
         "official_layout": dg.MetadataValue.path(str(official_dir(storage.data_path))),
     })
     yield check_result("samples_in_bench_pool",

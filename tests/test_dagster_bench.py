@@ -10,7 +10,9 @@ import dagster as dg
 import pyarrow.parquet as pq
 
 from assets.bench import agentworldbench, bench_predictions, bench_scores, leaderboard
+from assets.quality import trajectory_dedup
 from assets.resources import WorldtraceStorage
+from assets.splits import trajectory_split
 from bench.official import read_official
 from bench.store import official_dir, read_samples
 from bench.tables import BENCH_SCORES
@@ -67,6 +69,37 @@ def test_bench_assets_build_predict_score_and_rank(bench_corpus: Path, tmp_path:
     assert "sft_model format" in comparison and "untrained_model" in comparison
     assert "sft_model_minus_untrained" in metadata and "sft_model_minus_copy_last" in metadata
     assert (data / "leaderboard" / "models_vs_baselines.md").read_text().startswith("Scores")
+
+
+def test_a_run_over_some_domains_benches_those_and_names_the_others(bench_corpus: Path,
+                                                                   tmp_path: Path) -> None:
+    """`worldtrace run --domains search,terminal` ingests those two only: dedup, the split and
+    the bench follow the domains present, and the bench's metadata names the domains left out
+    (it wanted every domain's split and failed)."""
+    kept = ("search", "terminal")
+    data = tmp_path / "data"
+    shutil.copytree(bench_corpus, data, ignore=lambda _, names: [
+        name for name in names if name.startswith("domain=") and name[7:] not in kept])
+    result = dg.materialize(
+        [trajectory_dedup, trajectory_split, agentworldbench, bench_predictions, bench_scores,
+         leaderboard],
+        resources={"storage": WorldtraceStorage(data_dir=str(data))},
+        run_config={"ops": {"trajectory_split": {"config": {"bench_share": 0.5}},
+                            "agentworldbench": {"config": {"per_domain": 3}},
+                            "bench_predictions": {"config": {"include_models": False}}}})
+    assert result.success
+    assert all(c.passed for c in result.get_asset_check_evaluations())
+    events = {e.asset_key.to_user_string(): e for e in result.get_asset_materialization_events()}
+    metadata = events["agentworldbench"].materialization.metadata
+    assert metadata["domains"].value == "search, terminal"
+    assert metadata["domains_left_out"].value == "mcp, swe, android, web, os"
+    samples = read_samples(data)
+    assert {s.domain for s in samples} == set(kept) and len(samples) == 6
+    assert sorted(path.name for path in official_dir(data).iterdir()) == [
+        "search_test.jsonl", "terminal_test.jsonl"]
+    with (data / "leaderboard" / "leaderboard.csv").open(encoding="utf-8") as handle:
+        rows = {row["predictor"]: row for row in csv.DictReader(handle)}
+    assert (rows["copy_last"]["domains"], rows["copy_last"]["samples"]) == ("2", "6")
 
 
 def test_trained_model_folders_join_the_predictors(tmp_path: Path) -> None:
