@@ -125,6 +125,10 @@ PHASE_JOBS = (
      "corpus_job."),
 )
 
+CORPUS_JOB = "corpus_job"  # every unpartitioned asset, after the phases
+# The jobs `worldtrace run` launches, in order (worldtrace/launch.py rebuilds each by name).
+RUN_JOBS: tuple[str, ...] = (*(name for name, _, _ in PHASE_JOBS), CORPUS_JOB)
+
 
 def phase_keys(assets: Sequence[dg.AssetsDefinition]) -> list[list[dg.AssetKey]]:
     """The keys of each phase, in order (the jobs of PHASE_JOBS select them); fails when the
@@ -150,7 +154,7 @@ def make_jobs(assets: Sequence[dg.AssetsDefinition]) -> list:
                                                        strict=True)]
     if corpus_keys := _keys(assets, "none"):
         jobs.append(dg.define_asset_job(
-            "corpus_job", selection=dg.AssetSelection.assets(*corpus_keys),
+            CORPUS_JOB, selection=dg.AssetSelection.assets(*corpus_keys),
             description="Every asset built over all domains at once (dedup, splits, models, "
                         "bench, release), after the shard and per-domain runs."))
     groups = _groups(assets)

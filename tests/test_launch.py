@@ -12,13 +12,20 @@ from pathlib import Path
 import dagster as dg
 import pyarrow.parquet as pq
 
+from assets.jobs import PHASE_JOBS, RUN_JOBS
 from quality.features import compute_turn_features
 from quality.labels import label_turns, load_policy
 from quality.tables import TURN_FEATURES, TURN_LABELS
 from sources.catalog import load_catalog
 from sources.ingest import write_tables
 from sources.tables import RAW_TURNS
-from worldtrace.launch import corpus_steps, prepare_instance, register_domain_shards
+from worldtrace.launch import (
+    asset_job_name,
+    corpus_steps,
+    prepare_instance,
+    reconstructable_job,
+    register_domain_shards,
+)
 from worldtrace.summary import summary
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -30,6 +37,27 @@ def test_corpus_steps_run_in_dependency_order_and_end_with_the_release() -> None
     assert names.index("trajectory_split") < names.index("tokenizer") < names.index("cpt_corpus")
     assert names.index("leaderboard") < names.index("dataset_release")
     assert "raw_traces" not in names and "ablation_table" not in names
+
+
+def test_every_job_the_run_launches_is_rebuilt_by_name_as_assets_jobs_declares_it() -> None:
+    """The run's jobs come from assets/jobs.py (a new phase job joins them), each rebuilt in
+    the run's process by worldtrace.launch.job_named; the asset job, whose reserved name no
+    wrapper repository can hold, from the code location."""
+    from assets.definitions import defs
+
+    assert RUN_JOBS == (*(name for name, _, _ in PHASE_JOBS), "corpus_job")
+    for name in RUN_JOBS:
+        job = reconstructable_job(name)
+        pointer = job.repository.pointer
+        assert (pointer.reconstructor_pointer.module, pointer.reconstructor_pointer.fn_name,
+                list(pointer.reconstructable_args)) == ("worldtrace.launch", "job_named", [name])
+        definition = job.get_definition()
+        assert definition.name == name
+        assert (set(definition.asset_layer.executable_asset_keys)
+                == set(defs.get_job_def(name).asset_layer.executable_asset_keys))
+    asset_job = reconstructable_job(asset_job_name())
+    assert asset_job.repository.pointer.module == "assets.definitions"
+    assert asset_job.get_definition().name == asset_job_name()
 
 
 def test_summary_shows_rows_categories_and_where_things_are(traces_dir: Path,

@@ -33,37 +33,25 @@ from multiprocessing import get_context
 from pathlib import Path
 
 import dagster as dg
+from dagster._core.definitions.reconstruct import ReconstructableJob, ReconstructableRepository
 
+from assets.jobs import CORPUS_JOB, RUN_JOBS
 from sources.storage import shard_order
 
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}},
          "execution": {"config": {"in_process": {}}}}
 
 
-def _job(name: str) -> dg.JobDefinition:
+def job_named(name: str) -> dg.JobDefinition:
+    """A job of the code location by name: what a run of one of assets.jobs.RUN_JOBS rebuilds
+    in another process (dg.build_reconstructable_job calls it by module and name)."""
     from assets.definitions import defs
 
     return defs.get_job_def(name)
 
 
-def main_job() -> dg.JobDefinition:
-    return _job("main_job")
-
-
-def domain_job() -> dg.JobDefinition:
-    return _job("domain_job")
-
-
-def shard_features_job() -> dg.JobDefinition:
-    return _job("shard_features_job")
-
-
-def domain_quality_job() -> dg.JobDefinition:
-    return _job("domain_quality_job")
-
-
 def corpus_job() -> dg.JobDefinition:
-    return _job("corpus_job")
+    return job_named(CORPUS_JOB)
 
 
 def asset_job_name() -> str:
@@ -74,15 +62,18 @@ def asset_job_name() -> str:
     return defs.resolve_implicit_global_asset_job_def().name
 
 
-def _reconstructable(job_name: str):
-    """A job of the code location by name, reconstructable in another process. The implicit
-    asset job cannot be wrapped in a repository of its own (dg.build_reconstructable_job): its
-    name is reserved, so the job is looked up in the code location's Definitions (Dagster has
-    no public spelling of this; the Dagster version is pinned)."""
-    from dagster._core.definitions.reconstruct import ReconstructableRepository
-
+def reconstructable_job(name: str) -> ReconstructableJob:
+    """A job by name, reconstructable in another process. The jobs `worldtrace run` launches
+    (assets.jobs.RUN_JOBS: the phase jobs and corpus_job, as assets/jobs.py declares them) are
+    rebuilt by job_named. Any other, such as the implicit asset job, is looked up in the code
+    location's Definitions: dg.build_reconstructable_job cannot wrap the asset job, since its
+    name is reserved (Dagster has no public spelling of the lookup; the Dagster version is
+    pinned)."""
+    if name in RUN_JOBS:
+        return dg.build_reconstructable_job("worldtrace.launch", "job_named",
+                                            reconstructable_args=(name,))
     return ReconstructableRepository.for_module(
-        "assets.definitions", "defs", os.getcwd()).get_reconstructable_job(job_name)
+        "assets.definitions", "defs", os.getcwd()).get_reconstructable_job(name)
 
 
 def run_tags(step: str) -> dict[str, str]:
@@ -108,14 +99,11 @@ class StepOutcome:
         return f"{status} {self.name:<32} {self.seconds:7.1f} s   {checks}{self.error}"
 
 
-def _execute(job_function: str, name: str, tags: dict[str, str] | None = None,
+def _execute(job_name: str, name: str, tags: dict[str, str] | None = None,
              asset_selection: Sequence[dg.AssetKey] | None = None,
              run_config: dict | None = None) -> StepOutcome:
     started = time.perf_counter()
-    job = (dg.build_reconstructable_job("worldtrace.launch", job_function)
-           if job_function in ("main_job", "domain_job", "shard_features_job",
-                               "domain_quality_job", "corpus_job")
-           else _reconstructable(job_function))
+    job = reconstructable_job(job_name)
     with dg.execute_job(job, instance=dg.DagsterInstance.get(), tags=tags,
                         asset_selection=asset_selection,
                         run_config={**QUIET, **(run_config or {})}) as result:
@@ -153,22 +141,22 @@ def output_to(log_path: Path) -> Iterator[None]:
             os.close(saved[1])
 
 
-def run_domain(job_function: str, domain: str, log_path: Path) -> StepOutcome:
+def run_domain(job_name: str, domain: str, log_path: Path) -> StepOutcome:
     """A per-domain job (domain_job before the shards, domain_quality_job over all of them)
     for one domain (in a worker process), its output to the log."""
-    name = f"{job_function}[{domain}]"
+    name = f"{job_name}[{domain}]"
     with output_to(log_path):
-        return _execute(job_function, name, tags={"dagster/partition": domain, **run_tags(name)})
+        return _execute(job_name, name, tags={"dagster/partition": domain, **run_tags(name)})
 
 
-def run_shard(job_function: str, domain: str, shard: str, log_path: Path) -> StepOutcome:
+def run_shard(job_name: str, domain: str, shard: str, log_path: Path) -> StepOutcome:
     """A per-shard job (main_job, shard_features_job) for one domain x shard partition (in a
     worker process), its output to the log."""
     from assets.partitions import shard_key, shard_partitions
 
-    name = f"{job_function}[{shard_key(domain, shard)}]"
+    name = f"{job_name}[{shard_key(domain, shard)}]"
     with output_to(log_path):
-        return _execute(job_function, name, tags={
+        return _execute(job_name, name, tags={
             **shard_partitions.get_tags_for_partition_key(shard_key(domain, shard)),
             **run_tags(name)})
 
@@ -232,16 +220,16 @@ def run_pipeline(domains: Sequence[str], workers: int, op_config: dict[str, dict
                 say("  " + outcomes[-1].line())
             return all(outcome.success for outcome in outcomes)
 
-        def per_domain(job_function: str) -> bool:
-            return wait([pool.submit(run_domain, job_function, domain, log_path)
+        def per_domain(job_name: str) -> bool:
+            return wait([pool.submit(run_domain, job_name, domain, log_path)
                          for domain in domains])
 
         if not per_domain("domain_job"):
             return outcomes
         shards = pool.submit(register_domain_shards, domains, log_path).result()
 
-        def per_shard(job_function: str) -> bool:
-            return wait([pool.submit(run_shard, job_function, domain, shard, log_path)
+        def per_shard(job_name: str) -> bool:
+            return wait([pool.submit(run_shard, job_name, domain, shard, log_path)
                          for domain in domains for shard in shards[domain]])
 
         count = sum(len(keys) for keys in shards.values())
