@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from reader_checks import claimed_fixtures, split_items
 
-from sources.readers.base import FormatError, Reader
+from sources.readers.base import FormatError, Reader, is_single_json_object
 from sources.readers.chat_messages import ChatFormatError, convert_messages, tool_error_flag
 from sources.readers.content_blocks import unwrap_content
 from sources.readers.mcp_jsonrpc import McpJsonRpcReader
@@ -210,6 +210,21 @@ def test_toolathlon_plain_text_answer(traces_dir: Path) -> None:
 def test_toolathlon_sniff(traces_dir: Path) -> None:
     own = {traces_dir / "mcp/toolathlon" / name for name in TOOLATHLON_TURNS}
     _assert_sniffs_exactly(ToolathlonReader(), traces_dir, own)
+
+
+def test_toolathlon_and_the_other_readers_tell_a_jsonl_stream_by_one_rule() -> None:
+    """A second top-level object after a line break, whatever blanks surround the break, makes
+    a JSONL stream for every single-document reader (Toolathlon had a looser rule of its own:
+    a stream with a blank line between records passed the shared one as one document)."""
+    record = json.dumps({"pass": True, "messages": [{"role": "user", "content": "hi"}]})
+    for between in ("\n", "\r\n", "\n\n", " \n", "\n  ", "\t\r\n\n "):
+        head = record + between + record + "\n"
+        assert not is_single_json_object(head), repr(between)
+        assert not ToolathlonReader().sniff(Path("runs.json"), head), repr(between)
+    document = json.dumps({"pass": False, "messages": [
+        {"role": "user", "content": "a\nb"}, {"role": "assistant", "content": "{}"}]}, indent=2)
+    assert is_single_json_object(document)
+    assert ToolathlonReader().sniff(Path("run.json"), document)
 
 
 def test_toolathlon_malformed(tmp_path: Path) -> None:

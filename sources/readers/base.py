@@ -91,7 +91,11 @@ class JsonDocumentReader(Reader):
         fail); raise FormatError for a document that cannot become a trajectory at all."""
 
 
-JSONL_BOUNDARY = re.compile(r"\}\r?\n\{")  # "}" then a line break then "{": one object a line
+# "}", a line break, "{", with any whitespace around the break: a second top-level object (a
+# JSONL stream, blank lines or indented records too), which one JSON document never holds (its
+# strings have no raw line break, and "}" before "{" needs a comma). [^\S\n]* (whitespace but
+# "\n") finds the same matches as \s* without backtracking over a run of blanks.
+JSONL_BOUNDARY = re.compile(r"\}[^\S\n]*\n\s*\{")
 
 
 def has_match(literal: str, pattern: re.Pattern[str], text: str) -> bool:

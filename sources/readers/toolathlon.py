@@ -21,13 +21,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import ClassVar
 
-from sources.readers.base import Reader, has_match, load_json
+from sources.readers.base import Reader, has_match, is_single_json_object, load_json
 from sources.readers.chat_messages import ChatFormatError, convert_messages
 from sources.schema import Quarantine, Trajectory
 
 _PASS = re.compile(r'"pass"\s*:\s*(true|false)')
 _MESSAGES = re.compile(r'"messages"\s*:\s*\[')
-_JSONL_BREAK = re.compile(r"\}\s*\n\s*\{")  # a second top-level object: JSONL, not one document
 
 
 class ToolathlonReader(Reader):
@@ -41,7 +40,7 @@ class ToolathlonReader(Reader):
     )
 
     def sniff(self, path: Path, head: str) -> bool:
-        if not head.lstrip().startswith("{") or has_match("\n", _JSONL_BREAK, head):
+        if not is_single_json_object(head):  # a JSONL stream of such objects is not ours
             return False
         return (has_match('"pass"', _PASS, head) and has_match('"messages"', _MESSAGES, head)
                 and '"role"' in head)
