@@ -156,6 +156,9 @@ GATES: dict[str, str] = {
 }
 _GATE_RES: dict[str, re.Pattern[str]] = {kind: re.compile(gate) for kind, gate in GATES.items()}
 ALL_KINDS: tuple[str, ...] = tuple(dict.fromkeys((*PATTERNS, *PLUGINS)))
+# Every gate in one pattern, each in its own group (an inline flag such as (?i) then holds for
+# its own gate only).
+ANY_GATE = "|".join(f"(?:{GATES[kind]})" for kind in ALL_KINDS)
 
 # Kinds whose value must start a token (`task-sk-...` or `xhf_...` is not a key).
 _TOKEN_START_KINDS = frozenset({"anthropic_key", "openai_key", "huggingface_token",
@@ -217,15 +220,21 @@ def find_sensitive(text: str | None, kinds: Iterable[str] | None = None) -> list
 
 
 def gated_kinds(texts: Sequence[str | None]) -> list[tuple[str, ...]]:
-    """For each text, the kinds whose gate it passes: every gate over the whole column at once
-    (polars, Rust regex), so most texts never reach a Python regex."""
-    frame = pl.DataFrame({"text": pl.Series(list(texts), dtype=pl.String)})
+    """For each text, the kinds whose gate it passes: the gates over the whole column at once
+    (polars, Rust regex), so most texts never reach a Python regex. One pass of all the gates
+    as one alternation (`ANY_GATE`: it matches a text where one of them does) finds the texts
+    that pass any; only those are tried gate by gate."""
+    column = pl.Series(list(texts), dtype=pl.String)
+    rows = np.flatnonzero(column.str.contains(ANY_GATE).fill_null(False).to_numpy())
+    out: list[tuple[str, ...]] = [()] * len(column)
+    if not len(rows):
+        return out
+    frame = pl.DataFrame({"text": column.gather(rows)})
     flags = frame.select(pl.col("text").str.contains(GATES[kind]).fill_null(False).alias(kind)
                          for kind in ALL_KINDS).to_numpy()
-    # Most texts pass no gate: find the few that do in one call, not a numpy call per text.
-    out: list[tuple[str, ...]] = [()] * len(flags)
-    for row in np.flatnonzero(flags.any(axis=1)).tolist():
-        out[row] = tuple(ALL_KINDS[i] for i in np.flatnonzero(flags[row]).tolist())
+    # (the kinds of each text in one numpy call per text that passed a gate)
+    for row, passed in zip(rows.tolist(), flags, strict=True):
+        out[row] = tuple(ALL_KINDS[i] for i in np.flatnonzero(passed).tolist())
     return out
 
 

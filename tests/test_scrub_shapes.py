@@ -8,13 +8,14 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from planted_secrets import terminal_session
 
 from quality.scrub import Placeholders, scrub_partition, scrub_text
-from quality.secrets import find_sensitive
+from quality.secrets import ALL_KINDS, GATES, find_sensitive, gated_kinds
 from sources.catalog import load_catalog
 from sources.ingest import write_tables
 from sources.storage import partition_path
@@ -107,3 +108,20 @@ def test_pipeline_replaces_every_shape_in_a_real_terminal_observation(
                   and row["field"] == "observation"]
     assert Counter(row["kind"] for row in first_turn) == expected_kinds(observation, planted)
     assert stats.replaced == len(findings)
+
+
+def test_gates_in_one_pass_give_each_text_the_gates_it_passes_one_by_one() -> None:
+    """gated_kinds tries the gates one by one only on the texts that the one-pass alternation
+    of them all lets through: the same kinds as every gate on every text. The texts: the
+    planted session line by line, the look-alikes, and a case-insensitive gate's words in
+    capitals (its (?i) must not carry over to the gates after it in the alternation)."""
+    session, _ = terminal_session()
+    texts = [*session.splitlines(), session, None, "", "API_KEY = 'X'", "PASSWORD: \"x\"",
+             "Mail JANE@CORP-MAIL.COM", "no secret here", "10.0.0.1 and v1.2.3.4"]
+    texts += [text.upper() for text in texts if text] + [text.lower() for text in texts if text]
+    column = pl.Series(texts, dtype=pl.String)
+    one_by_one = [tuple(kind for kind in ALL_KINDS
+                        if column.str.contains(GATES[kind]).fill_null(False)[row])
+                  for row in range(len(texts))]
+    assert gated_kinds(texts) == one_by_one
+    assert sum(map(bool, one_by_one)) > len(texts) // 4  # (the gates do let texts through)
