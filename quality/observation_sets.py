@@ -52,41 +52,48 @@ def occurrence_keys(hashes: np.ndarray, offsets: np.ndarray, text_trajectory: np
 
 
 def _context(keys: np.ndarray, row_trajectory: np.ndarray) -> tuple[np.ndarray, ...]:
-    """For every key: its text index, and the text indices of the first, previous and
-    second-previous occurrence of its (trajectory, hash) (_NONE where there is none)."""
-    text = (keys & _TEXT_MASK).astype(np.int64)
+    """For every observation's key (an odd text index): its position among the keys, its text
+    index, and the text indices of the first, previous and second-previous occurrence of its
+    (trajectory, hash) (_NONE where there is none). Only the observations' keys are read out,
+    by their positions (one `flatnonzero`, then plain gathers): the actions' keys are context,
+    never counted."""
+    text = (keys & _TEXT_MASK).view(np.int64)  # (below 2^20: the same value as int64)
+    at = np.flatnonzero(text & 1)
+    t = text[at]
     if len(text) == 0:
-        return text, text, text, text
+        return at, t, t, t, t
     ident = keys >> np.uint64(TEXT_BITS)
     trajectory = row_trajectory[text >> 1]
-    new_group = np.r_[True, (ident[1:] != ident[:-1])
-                      | (trajectory[1:] != trajectory[:-1])][:len(keys)]
-    first = text[np.flatnonzero(new_group)][np.cumsum(new_group) - 1]
-    same1 = ~new_group
-    same2 = same1 & np.r_[False, same1[:-1]]
-    previous = np.where(same1, np.r_[_NONE, text[:-1]], _NONE)
-    previous2 = np.where(same2, np.r_[_NONE, _NONE, text[:-2]], _NONE)
-    return text, first, previous, previous2
+    new_group = np.empty(len(keys), dtype=bool)
+    new_group[0] = True
+    np.not_equal(ident[1:], ident[:-1], out=new_group[1:])
+    new_group[1:] |= trajectory[1:] != trajectory[:-1]
+    first = text[np.flatnonzero(new_group)[np.cumsum(new_group)[at] - 1]]
+    # (a key at position 0 opens its group, so `same1` is false there, and `same2` at 0 and 1:
+    # what `take` wraps around to for positions -1 and -2 is never used)
+    same1 = ~new_group[at]
+    previous = np.where(same1, text.take(at - 1, mode="wrap"), _NONE)
+    same2 = same1 & ~new_group.take(at - 1, mode="wrap")
+    previous2 = np.where(same2, text.take(at - 2, mode="wrap"), _NONE)
+    return at, t, first, previous, previous2
 
 
 def shingle_counts(keys: np.ndarray, row_trajectory: np.ndarray) -> dict[str, np.ndarray]:
     """Per batch row: obs_shingles, in_action, in_context, novel, in_prev_obs; and the rows and
     (trajectory, shingle) identities of all observation occurrences (for short_pairs.sql)."""
     n_rows = len(row_trajectory)
-    text, first, previous, previous2 = _context(keys, row_trajectory)
-    obs = (text & 1) == 1
-    t, first, previous, previous2 = text[obs], first[obs], previous[obs], previous2[obs]
+    at, t, first, previous, previous2 = _context(keys, row_trajectory)
     row = t >> 1
     flags = {
-        "obs_shingles": slice(None),
         "in_action": previous == t - 1,
         "in_context": first < t - 1,
         "novel": first == t,
         "in_prev_obs": (previous == t - 2) | ((previous == t - 1) & (previous2 == t - 2)),
     }
-    out = {name: np.bincount(row[flag], minlength=n_rows) for name, flag in flags.items()}
+    out = {"obs_shingles": np.bincount(row, minlength=n_rows)}
+    out.update({name: np.bincount(row[flag], minlength=n_rows) for name, flag in flags.items()})
     out["pair_rows"] = row
-    out["pair_hashes"] = keys[obs] >> np.uint64(TEXT_BITS)
+    out["pair_hashes"] = keys[at] >> np.uint64(TEXT_BITS)
     return out
 
 
@@ -120,15 +127,14 @@ def word_counts(keys: np.ndarray, row_trajectory: np.ndarray, chrome_min_observa
     n_rows = len(row_trajectory)
     common = (keys & _FLAG) != 0
     keys = keys & ~_FLAG
-    text, first, previous, _ = _context(keys, row_trajectory)
-    obs = (text & 1) == 1
-    t, first, previous, common = text[obs], first[obs], previous[obs], common[obs]
+    at, t, first, previous, _ = _context(keys, row_trajectory)
+    common = common[at]
     row = t >> 1
     out = {"new_words": np.bincount(row[first >= t - 1], minlength=n_rows),
            "new_words_from_action": np.bincount(row[first == t - 1], minlength=n_rows)}
     # occurrences of one (trajectory, word) are adjacent: number the runs, count observations
     trajectory = row_trajectory[row]
-    ident = keys[obs] >> np.uint64(TEXT_BITS)
+    ident = keys[at] >> np.uint64(TEXT_BITS)
     run = np.cumsum(np.r_[True, (ident[1:] != ident[:-1])
                           | (trajectory[1:] != trajectory[:-1])][:len(ident)]) - 1
     observations_with_word = np.bincount(run)[run]

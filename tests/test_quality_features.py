@@ -204,3 +204,14 @@ def test_exit_code_0_with_an_error_at_an_edge(tmp_path):
     rows = sorted(pq.read_table(out).to_pylist(), key=lambda r: r["turn_index"])
     assert [r["is_error"] for r in rows] == [True, True, False, True, False, True]
     assert {r["error_source"] for r in rows if r["is_error"]} == {"pattern"}
+
+
+def test_a_partition_with_a_single_shingle(tmp_path):
+    """One turn, no action text and a one-word reply: a single shingle and a single word in the
+    whole partition (the set counts once padded their previous-occurrence columns to two keys
+    and failed on it)."""
+    turns, _ = write_partition(tmp_path, "terminal", {"one.json": trajectory("t", [("", "ok")])})
+    out = tmp_path / "out.parquet"
+    assert compute_turn_features(turns, out).turns == 1
+    row = pq.read_table(out).to_pylist()[0]
+    assert (row["obs_shingles"], row["novelty"], row["new_words"]) == (1, 1.0, 1)
