@@ -20,9 +20,12 @@ import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
-from typing import Any
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from quality.secrets import Finding, find_sensitive, gated_kinds
@@ -97,79 +100,171 @@ def replace_findings(text: str, findings: Sequence[Finding], placeholders: Place
 
 def scrub_partition(trajectories_path: Path, turns_path: Path, out_trajectories: Path,
                     out_turns: Path, out_findings: Path) -> ScrubStats:
-    """Write scrubbed copies of one partition's trajectories and turns, and its findings."""
+    """Write scrubbed copies of one partition's trajectories and turns, and its findings.
+
+    The rows stay Arrow batches: only a text that passes a gate (`gated_kinds`, a batch of a
+    column at once) is read into Python and scrubbed, and a batch is written with the cells
+    that changed replaced, in the row groups a row-by-row copy has (ParquetSink)."""
     stats = ScrubStats()
     started = time.perf_counter()
-    turn_rows = _rows(turns_path, TURN_TEXT_FIELDS)
+    turns = _TurnStream(turns_path)
     with (ParquetSink(out_trajectories, pq.read_schema(trajectories_path)) as trajectory_sink,
           ParquetSink(out_turns, pq.read_schema(turns_path)) as turn_sink,
           ParquetSink(out_findings, SCRUB_FINDINGS.schema) as finding_sink):
-        for trajectory, trajectory_gates in _rows(trajectories_path, TRAJECTORY_TEXT_FIELDS):
-            placeholders = Placeholders()
-            turns = [_next_turn(turn_rows, trajectory, turns_path)
-                     for _ in range(trajectory["n_turns"])]
-            for row, gates, turn_index in [(trajectory, trajectory_gates, None)] + [
-                    (t, g, t["turn_index"]) for t, g in turns]:
-                names = TRAJECTORY_TEXT_FIELDS if turn_index is None else TURN_TEXT_FIELDS
-                for name, kinds in zip(names, gates, strict=True):
-                    row[name], replaced = _scrub_field(row, name, kinds, placeholders)
-                    stats.fields[name] += len(replaced)
-                    if not replaced:  # most fields: nothing found, nothing to record
+        for trajectories, trajectory_gates in _gated_batches(trajectories_path,
+                                                             TRAJECTORY_TEXT_FIELDS):
+            n_turns = trajectories["n_turns"].to_numpy(zero_copy_only=False).astype(np.int64)
+            batch_turns, turn_gates = turns.take(trajectories["trajectory_id"], n_turns)
+            first_turn = np.r_[0, np.cumsum(n_turns)]
+            for names, table in ((TRAJECTORY_TEXT_FIELDS, trajectories),
+                                 (TURN_TEXT_FIELDS, batch_turns)):
+                for name in names if table.num_rows else ():
+                    stats.fields[name] += 0  # (every field read is counted, found or not)
+            changed: dict[tuple[str, str], dict[int, str]] = {}  # (table, field) -> row: text
+            for k in _trajectories_to_read(trajectory_gates, turn_gates, first_turn):
+                placeholders = Placeholders()
+                cells = [("trajectories", name, k, gates[k], None) for name, gates in
+                         zip(TRAJECTORY_TEXT_FIELDS, trajectory_gates, strict=True)]
+                cells += [("turns", name, row, gates[row], row) for row in
+                          range(first_turn[k], first_turn[k + 1]) for name, gates in
+                          zip(TURN_TEXT_FIELDS, turn_gates, strict=True)]
+                for table_name, name, row, kinds, turn_row in cells:
+                    if not kinds:  # no gate passed: nothing to find (scrub_text's shortcut)
                         continue
+                    table = trajectories if table_name == "trajectories" else batch_turns
+                    text = table[name][row].as_py()
+                    scrubbed, replaced = _scrub_field(text, name, kinds, placeholders)
+                    if not replaced:
+                        continue
+                    changed.setdefault((table_name, name), {})[row] = scrubbed
+                    stats.fields[name] += len(replaced)
                     stats.kinds.update(kind for kind, _ in replaced)
+                    turn_index = (None if turn_row is None
+                                  else batch_turns["turn_index"][turn_row].as_py())
                     finding_sink.write_many(
-                        {"domain": trajectory["domain"],
-                         "trajectory_id": trajectory["trajectory_id"],
+                        {"domain": trajectories["domain"][k].as_py(),
+                         "trajectory_id": trajectories["trajectory_id"][k].as_py(),
                          "turn_index": turn_index, "field": name, "kind": kind,
                          "placeholder": placeholder}
                         for kind, placeholder in replaced)
-            trajectory_sink.write(trajectory)
-            turn_sink.write_many(turn for turn, _ in turns)
-            stats.trajectories += 1
-            stats.turns += len(turns)
-        leftover, _ = next(turn_rows, (None, ()))
-        if leftover is not None:
-            raise ValueError(f"{turns_path}: turn of trajectory {leftover['trajectory_id']} "
-                             f"has no row in {trajectories_path}")
+            for names, table, sink, table_name in (
+                    (TRAJECTORY_TEXT_FIELDS, trajectories, trajectory_sink, "trajectories"),
+                    (TURN_TEXT_FIELDS, batch_turns, turn_sink, "turns")):
+                for name in names:
+                    if (table_name, name) in changed:
+                        table = _replaced(table, name, changed[(table_name, name)])
+                sink.write_table(table)
+            stats.trajectories += trajectories.num_rows
+            stats.turns += batch_turns.num_rows
+        turns.check_exhausted(trajectories_path)
     stats.seconds = time.perf_counter() - started
     return stats
 
 
-def _scrub_field(row: dict[str, Any], name: str, kinds: tuple[str, ...],
+def _scrub_field(text: str | None, name: str, kinds: tuple[str, ...],
                  placeholders: Placeholders) -> tuple[str | None, list[Replacement]]:
-    scrubbed, replaced = scrub_text(row[name], placeholders, kinds)
+    scrubbed, replaced = scrub_text(text, placeholders, kinds)
     if name == "metadata" and replaced:
         json.loads(scrubbed)  # a placeholder never breaks the JSON; if it does, fail loudly
     return scrubbed, replaced
 
 
-Gated = tuple[dict[str, Any], tuple[tuple[str, ...], ...]]  # a row, its text fields' gates
+def _trajectories_to_read(trajectory_gates: list[list[tuple[str, ...]]],
+                          turn_gates: list[list[tuple[str, ...]]], first_turn: np.ndarray
+                          ) -> list[int]:
+    """The trajectories of a batch with a text (of theirs or of a turn) that passed a gate."""
+    any_turn = np.zeros(int(first_turn[-1]), dtype=bool)
+    for gates in turn_gates:
+        any_turn[[row for row, kinds in enumerate(gates) if kinds]] = True
+    passed = np.r_[0, np.cumsum(any_turn)]  # turns that passed a gate, before each position
+    read = set(np.flatnonzero(passed[first_turn[1:]] > passed[first_turn[:-1]]).tolist())
+    for gates in trajectory_gates:
+        read.update(row for row, kinds in enumerate(gates) if kinds)
+    return sorted(read)
 
 
-def _rows(path: Path, text_fields: Sequence[str]) -> Iterator[Gated]:
-    """The rows of a Parquet file, each with the kinds its text fields' gates let through
-    (computed for a whole batch at once), in the order of `text_fields`."""
+def _replaced(table: pa.Table, name: str, cells: dict[int, str]) -> pa.Table:
+    """`table` with column `name`'s cells at the given rows replaced."""
+    column = table[name].combine_chunks()
+    mask = np.zeros(table.num_rows, dtype=bool)
+    rows = sorted(cells)
+    mask[rows] = True
+    new = pc.replace_with_mask(column, pa.array(mask),
+                               pa.array([cells[row] for row in rows], column.type))
+    return table.set_column(table.schema.get_field_index(name), table.schema.field(name), new)
+
+
+Gated = tuple[pa.Table, list[list[tuple[str, ...]]]]  # a batch, its text fields' gates
+
+
+def _gated_batches(path: Path, text_fields: Sequence[str]) -> Iterator[Gated]:
+    """The row batches of a Parquet file, each with the kinds each row's text fields pass
+    (per field, in the order of `text_fields`)."""
     for batch in pq.ParquetFile(path).iter_batches(batch_size=READ_ROWS):
-        gates = [gated_kinds(batch.column(name).to_pylist()) for name in text_fields]
-        yield from zip(batch.to_pylist(), zip(*gates, strict=True), strict=True)
+        yield (pa.Table.from_batches([batch]),
+               [gated_kinds(batch.column(name)) for name in text_fields])
 
 
-def _next_turn(turn_rows: Iterator[Gated], trajectory: dict[str, Any],
-               turns_path: Path) -> Gated:
-    """The next turn row, which must belong to `trajectory` (tables written in lockstep)."""
-    turn, gates = next(turn_rows, (None, ()))
-    if turn is None or turn["trajectory_id"] != trajectory["trajectory_id"]:
-        found = "the end of the file" if turn is None else f"trajectory {turn['trajectory_id']}"
-        raise ValueError(f"{turns_path}: expected the turns of trajectory "
-                         f"{trajectory['trajectory_id']} (n_turns {trajectory['n_turns']}) "
-                         f"next, found {found}")
-    return turn, gates
+class _TurnStream:
+    """The turns of a partition, in order, handed out by trajectory: the raw tables are
+    written in lockstep (each trajectory's n_turns rows, in trajectory order)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._batches = _gated_batches(path, TURN_TEXT_FIELDS)
+        self._empty = pq.read_schema(path).empty_table()
+        self._pending: list[Gated] = []
+        self._rows = 0
+
+    def take(self, trajectory_ids: pa.ChunkedArray, n_turns: np.ndarray
+             ) -> tuple[pa.Table, list[list[tuple[str, ...]]]]:
+        """The next turns, which must be those of `trajectory_ids` (n_turns each), and their
+        gates."""
+        count = int(n_turns.sum())
+        while self._rows < count:
+            batch = next(self._batches, None)
+            if batch is None:
+                break
+            self._pending.append(batch)
+            self._rows += batch[0].num_rows
+        table = pa.concat_tables([self._empty, *(t for t, _ in self._pending)])
+        gates = [list(chain.from_iterable(g[i] for _, g in self._pending))
+                 for i in range(len(TURN_TEXT_FIELDS))]
+        taken = table.slice(0, count)
+        expected = np.repeat(np.asarray(trajectory_ids.to_pylist(), dtype=object), n_turns)
+        found = np.asarray(taken["trajectory_id"].to_pylist(), dtype=object)
+        wrong = np.flatnonzero(expected[:len(found)] != found)
+        if len(wrong) or len(found) < count:
+            row = int(wrong[0]) if len(wrong) else len(found)
+            k = int(np.searchsorted(np.cumsum(n_turns), row, side="right"))
+            what = f"trajectory {found[row]}" if row < len(found) else "the end of the file"
+            raise ValueError(f"{self.path}: expected the turns of trajectory "
+                             f"{trajectory_ids[k].as_py()} (n_turns {n_turns[k]}) next, "
+                             f"found {what}")
+        rest = table.slice(count)
+        self._pending = [(rest, [g[count:] for g in gates])] if rest.num_rows else []
+        self._rows = rest.num_rows
+        return taken, [g[:count] for g in gates]
+
+    def check_exhausted(self, trajectories_path: Path) -> None:
+        """No turn may be left once every trajectory has taken its own."""
+        leftover = self._pending[0][0] if self._pending else None
+        if leftover is None:
+            batch = next(self._batches, None)
+            leftover = batch[0] if batch is not None else None
+        if leftover is not None:
+            raise ValueError(f"{self.path}: turn of trajectory "
+                             f"{leftover['trajectory_id'][0].as_py()} has no row in "
+                             f"{trajectories_path}")
 
 
 def residual_findings(path: Path, text_fields: Sequence[str]) -> Counter[str]:
     """What a second pass still finds in the text fields of a (scrubbed) table, per kind."""
     found: Counter[str] = Counter()
-    for row, gates in _rows(path, text_fields):
-        for name, kinds in zip(text_fields, gates, strict=True):
-            found.update(f.kind for f in find_sensitive(row[name], kinds))
+    for batch, gates in _gated_batches(path, text_fields):
+        for name, field_gates in zip(text_fields, gates, strict=True):
+            texts = batch[name]
+            for row, kinds in enumerate(field_gates):
+                if kinds:
+                    found.update(f.kind for f in find_sensitive(texts[row].as_py(), kinds))
     return found

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
 from detect_secrets.plugins.aws import AWSKeyDetector
 from detect_secrets.plugins.base import RegexBasedDetector
 from detect_secrets.plugins.discord import DiscordBotTokenDetector
@@ -219,12 +220,14 @@ def find_sensitive(text: str | None, kinds: Iterable[str] | None = None) -> list
     return _resolve_overlaps(found)
 
 
-def gated_kinds(texts: Sequence[str | None]) -> list[tuple[str, ...]]:
+def gated_kinds(texts: Sequence[str | None] | pa.Array | pa.ChunkedArray
+                ) -> list[tuple[str, ...]]:
     """For each text, the kinds whose gate it passes: the gates over the whole column at once
     (polars, Rust regex), so most texts never reach a Python regex. One pass of all the gates
     as one alternation (`ANY_GATE`: it matches a text where one of them does) finds the texts
     that pass any; only those are tried gate by gate."""
-    column = pl.Series(list(texts), dtype=pl.String)
+    column = (pl.Series(texts).cast(pl.String) if isinstance(texts, (pa.Array, pa.ChunkedArray))
+              else pl.Series(list(texts), dtype=pl.String))
     rows = np.flatnonzero(column.str.contains(ANY_GATE).fill_null(False).to_numpy())
     out: list[tuple[str, ...]] = [()] * len(column)
     if not len(rows):
@@ -232,9 +235,13 @@ def gated_kinds(texts: Sequence[str | None]) -> list[tuple[str, ...]]:
     frame = pl.DataFrame({"text": column.gather(rows)})
     flags = frame.select(pl.col("text").str.contains(GATES[kind]).fill_null(False).alias(kind)
                          for kind in ALL_KINDS).to_numpy()
-    # (the kinds of each text in one numpy call per text that passed a gate)
-    for row, passed in zip(rows.tolist(), flags, strict=True):
-        out[row] = tuple(ALL_KINDS[i] for i in np.flatnonzero(passed).tolist())
+    # (texts that pass the same gates share one tuple: few combinations recur)
+    kinds_of: dict[tuple[bool, ...], tuple[str, ...]] = {}
+    for row, passed in zip(rows.tolist(), map(tuple, flags.tolist()), strict=True):
+        if passed not in kinds_of:
+            kinds_of[passed] = tuple(kind for kind, yes in zip(ALL_KINDS, passed, strict=True)
+                                     if yes)
+        out[row] = kinds_of[passed]
     return out
 
 

@@ -185,7 +185,9 @@ def write_parquet(table: pa.Table, path: Path | str, compression: str = COMPRESS
 
 
 class ParquetSink:
-    """Write rows of a fixed schema to `path`, atomically, in bounded memory."""
+    """Write rows of a fixed schema to `path`, atomically, in bounded memory: as dicts
+    (`write`) or as Arrow tables (`write_table`), one row group every `rows_per_batch` rows
+    either way (a sink takes one of the two)."""
 
     def __init__(self, path: Path, schema: pa.Schema, rows_per_batch: int = ROWS_PER_BATCH) -> None:
         self.path = Path(path)
@@ -193,6 +195,8 @@ class ParquetSink:
         self.rows_per_batch = rows_per_batch
         self.rows_written = 0
         self._pending: list[dict[str, Any]] = []
+        self._tables: list[pa.Table] = []
+        self._table_rows = 0
         self.path.parent.mkdir(parents=True, exist_ok=True)
         remove_stale_beside(self.path)
         self._temp_path = _temp_beside(self.path)
@@ -207,7 +211,24 @@ class ParquetSink:
         for row in rows:
             self.write(row)
 
+    def write_table(self, table: pa.Table) -> None:
+        """Append the rows of `table` (of this schema): the same row groups, and so the same
+        bytes, as its rows given to `write` one by one (each group one contiguous table)."""
+        self._tables.append(table)
+        self._table_rows += table.num_rows
+        while self._table_rows >= self.rows_per_batch:
+            self._flush_tables(self.rows_per_batch)
+
+    def _flush_tables(self, rows: int) -> None:
+        whole = pa.concat_tables(self._tables).combine_chunks()
+        self._writer.write_table(whole.slice(0, rows))
+        self.rows_written += rows
+        self._tables = [whole.slice(rows)] if whole.num_rows > rows else []
+        self._table_rows = whole.num_rows - rows
+
     def _flush(self) -> None:
+        if self._table_rows:
+            self._flush_tables(self._table_rows)
         if self._pending:
             batch = pa.Table.from_pylist(self._pending, schema=self.schema)
             self._writer.write_table(batch)

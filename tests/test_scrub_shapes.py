@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from planted_secrets import terminal_session
+from quality_rows import trajectory, write_partition
 
 from quality.scrub import Placeholders, scrub_partition, scrub_text
 from quality.secrets import ALL_KINDS, GATES, find_sensitive, gated_kinds
@@ -125,3 +126,20 @@ def test_gates_in_one_pass_give_each_text_the_gates_it_passes_one_by_one() -> No
                   for row in range(len(texts))]
     assert gated_kinds(texts) == one_by_one
     assert sum(map(bool, one_by_one)) > len(texts) // 4  # (the gates do let texts through)
+
+
+def test_turns_out_of_lockstep_are_refused(tmp_path: Path) -> None:
+    """Scrubbing takes each trajectory's n_turns turn rows next: a missing, an extra or a
+    misplaced turn row is an error naming the trajectory, and no output is left."""
+    turns, trajectories = write_partition(tmp_path, "terminal", {
+        "a.json": trajectory("a", [("ls", "x"), ("pwd", "/")]),
+        "b.json": trajectory("b", [("id", "root")])})
+    table = pq.read_table(turns)
+    out = [tmp_path / "out" / name for name in ("t.parquet", "u.parquet", "f.parquet")]
+    for rows, message in ((table.slice(0, 2), r"\(n_turns 1\) next, found the end of the file"),
+                          (pa.concat_tables([table, table.slice(0, 1)]), "has no row in"),
+                          (table.take([0, 2, 1]), r"\(n_turns 2\) next, found trajectory")):
+        pq.write_table(rows, turns)
+        with pytest.raises(ValueError, match=message):
+            scrub_partition(trajectories, turns, *out)
+        assert not any(path.exists() for path in out)
