@@ -10,7 +10,8 @@ trajectories.
     scrub_partition(trajectories, turns, out_trajectories, out_turns, out_findings)
 
 streams the two raw tables of a partition in lockstep (ingest writes them in the same order),
-one trajectory at a time, and counts what it replaced per kind and field.
+a batch of trajectories (READ_ROWS) and their turns at a time, as Arrow columns: only the texts
+that pass a gate reach Python. It counts what it replaced per kind and field.
 """
 
 from __future__ import annotations
