@@ -27,12 +27,27 @@ WITH texts AS (
         END AS head_tail
     FROM turns
 ),
+checked AS (
+    SELECT
+        *,
+        -- the error patterns where the flags leave it to them: no error flag, no exit code
+        -- (in a WHEN, where DuckDB evaluates each format's patterns on that format's rows
+        -- only; as a value it would run every pattern on every row)
+        CASE WHEN NOT coalesce(is_error, false) AND exit_code IS NULL AND ({error_text})
+             THEN true ELSE false
+        END AS error_text_found
+    FROM texts AS t
+),
 stripped AS (
     SELECT
         *,
-        -- the output once the harness's exit-status markup is dropped (patterns.OUTPUT_STATUS)
-        trim(regexp_replace(head_tail, {output_status}, '', 'g'), e' \t\n\r') AS bare
-    FROM texts
+        -- the output once the harness's exit-status markup is dropped (patterns.OUTPUT_STATUS),
+        -- only where error_source reads its first and last lines (an exit code 0, or error
+        -- text to check for a recovery; NULL elsewhere): a pass over every text saved
+        CASE WHEN NOT coalesce(is_error, false) AND (exit_code = 0 OR error_text_found)
+             THEN trim(regexp_replace(head_tail, {output_status}, '', 'g'), e' \t\n\r')
+        END AS bare
+    FROM checked
 ),
 edged AS (
     SELECT
@@ -54,7 +69,7 @@ measured AS (
         CASE
             WHEN is_error THEN 'flag'
             WHEN exit_code <> 0 THEN 'exit_code'
-            WHEN exit_code IS NULL AND ({error_text}) AND NOT {recovered} THEN 'pattern'
+            WHEN exit_code IS NULL AND error_text_found AND NOT {recovered} THEN 'pattern'
             -- exit code 0 (often a pipe's last command's: `2>&1 | head`) and the output opens
             -- or ends with an error message: the command failed all the same
             WHEN exit_code = 0 AND ({edge_error_text}) AND NOT {recovered} THEN 'pattern'
