@@ -35,8 +35,20 @@ from pathlib import Path
 import dagster as dg
 from dagster._core.definitions.reconstruct import ReconstructableJob, ReconstructableRepository
 
-from assets.jobs import CORPUS_JOB, RUN_JOBS
+from assets.jobs import CORPUS_JOB, PHASE_JOBS, RUN_JOBS
 from sources.storage import shard_order
+
+# What each phase job of assets.jobs.PHASE_JOBS builds, as `worldtrace run` says it; the run
+# launches the phases in PHASE_JOBS's order, so a new phase job needs only its line here.
+PHASE_LABELS = {
+    "domain_job": "generate",
+    "main_job": "ingest, scrub",
+    "shard_features_job": "staged features (each shard with its domain's common words)",
+    "domain_quality_job": "features (corpus frequencies), labels (all of a domain's shards)",
+}
+if set(PHASE_LABELS) != {name for name, _, _ in PHASE_JOBS}:
+    raise RuntimeError(f"PHASE_LABELS {sorted(PHASE_LABELS)} must name the jobs of "
+                       f"assets.jobs.PHASE_JOBS {[name for name, _, _ in PHASE_JOBS]}")
 
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}},
          "execution": {"config": {"in_process": {}}}}
@@ -207,11 +219,12 @@ def prepare_instance() -> None:
 
 def run_pipeline(domains: Sequence[str], workers: int, op_config: dict[str, dict],
                  log_path: Path, say: Callable[[str], None] = print) -> list[StepOutcome]:
-    """The five phases; stops after the first phase with a failed run, or the first failed
-    corpus run (what follows would build on it). `op_config`: run config per asset step of
+    """The phases of assets.jobs.PHASE_JOBS in order (a run per domain or per domain x shard,
+    the shards registered before the first shard phase), then corpus_job's steps; stops after
+    the first phase with a failed run, or the first failed corpus run (what follows would build on it). `op_config`: run config per asset step of
     phase 5 ({"dataset_release": {"version": ...}})."""
     outcomes: list[StepOutcome] = []
-    say(f"[1/5] generate: {len(domains)} domains, {workers} at a time")
+    total = len(PHASE_JOBS) + 1
     prepare_instance()
     with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
         def wait(futures: list) -> bool:
@@ -220,35 +233,26 @@ def run_pipeline(domains: Sequence[str], workers: int, op_config: dict[str, dict
                 say("  " + outcomes[-1].line())
             return all(outcome.success for outcome in outcomes)
 
-        def per_domain(job_name: str) -> bool:
-            return wait([pool.submit(run_domain, job_name, domain, log_path)
-                         for domain in domains])
-
-        if not per_domain("domain_job"):
-            return outcomes
-        shards = pool.submit(register_domain_shards, domains, log_path).result()
-
-        def per_shard(job_name: str) -> bool:
-            return wait([pool.submit(run_shard, job_name, domain, shard, log_path)
-                         for domain in domains for shard in shards[domain]])
-
-        count = sum(len(keys) for keys in shards.values())
-        say(f"[2/5] ingest, scrub: {count} domain x shard partitions (shards "
-            f"{', '.join(sorted({s for keys in shards.values() for s in keys}, key=shard_order))}"
-            f"), {workers} at a time")
-        if not per_shard("main_job"):
-            return outcomes
-        say(f"[3/5] staged features: {count} domain x shard partitions (each with its "
-            f"domain's common words), {workers} at a time")
-        if not per_shard("shard_features_job"):
-            return outcomes
-        say(f"[4/5] features (corpus frequencies), labels: {len(domains)} domains (all their "
-            f"shards), {workers} at a time")
-        if not per_domain("domain_quality_job"):
-            return outcomes
+        shards: dict[str, list[str]] | None = None  # registered before the first shard phase
+        for number, (job_name, kind, _) in enumerate(PHASE_JOBS, start=1):
+            head = f"[{number}/{total}] {PHASE_LABELS[job_name]}"
+            if kind == "domain":
+                say(f"{head}: {len(domains)} domains, {workers} at a time")
+                futures = [pool.submit(run_domain, job_name, domain, log_path)
+                           for domain in domains]
+            else:
+                if shards is None:
+                    shards = pool.submit(register_domain_shards, domains, log_path).result()
+                names = sorted({s for keys in shards.values() for s in keys}, key=shard_order)
+                say(f"{head}: {sum(len(keys) for keys in shards.values())} domain x shard "
+                    f"partitions (shards {', '.join(names)}), {workers} at a time")
+                futures = [pool.submit(run_shard, job_name, domain, shard, log_path)
+                           for domain in domains for shard in shards[domain]]
+            if not wait(futures):
+                return outcomes
     steps = corpus_steps()
-    say(f"[5/5] across all domains: {len(steps)} steps (dedup, split, corpora, models, bench, "
-        "release)")
+    say(f"[{total}/{total}] across all domains: {len(steps)} steps (dedup, split, corpora, "
+        "models, bench, release)")
     for name, keys in steps:
         config = {"ops": {name: {"config": op_config[name]}}} if name in op_config else None
         with output_to(log_path):
