@@ -221,8 +221,9 @@ def run_pipeline(domains: Sequence[str], workers: int, op_config: dict[str, dict
                  log_path: Path, say: Callable[[str], None] = print) -> list[StepOutcome]:
     """The phases of assets.jobs.PHASE_JOBS in order (a run per domain or per domain x shard,
     the shards registered before the first shard phase), then corpus_job's steps; stops after
-    the first phase with a failed run, or the first failed corpus run (what follows would build on it). `op_config`: run config per asset step of
-    phase 5 ({"dataset_release": {"version": ...}})."""
+    the first phase with a failed run, or the first failed corpus run (what follows would
+    build on it). `op_config`: run config per corpus step ({"dataset_release": {"version":
+    ...}})."""
     outcomes: list[StepOutcome] = []
     total = len(PHASE_JOBS) + 1
     prepare_instance()
