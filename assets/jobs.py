@@ -24,6 +24,7 @@ which one must wait for other partitions of the other. In order:
 """
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import dagster as dg
 
@@ -108,26 +109,39 @@ def phases(assets: Sequence[dg.AssetsDefinition]) -> dict[dg.AssetKey, int]:
             for key in asset.keys}
 
 
-# The phases in order, as they fall out of the assets: (job, partitioning, description).
+class Phase(NamedTuple):
+    """One phase of `worldtrace run`: its job, the partitioning its runs go by, what it
+    builds in a few words (the run's progress line) and the job's description."""
+
+    job: str
+    kind: str
+    builds: str
+    description: str
+
+
+# The phases in order, as they fall out of the assets.
 PHASE_JOBS = (
-    ("domain_job", "domain", "Every asset made per domain before its shards (the native trace "
-     "files); then main_job runs the domain's shards."),
-    ("main_job", "shard", "Every shard-local asset that reads only its own shard, for one shard "
-     "of one domain: ingest, scrub. One run per domain x shard (after domain_job for the "
-     "domain); then shard_features_job."),
-    ("shard_features_job", "shard", "Every shard-local asset that reads every shard of its "
-     "domain, for one shard of one domain: staged_turn_features (the domain's common words, "
-     "then the shard's features but the corpus frequencies). One run per domain x shard, after "
-     "main_job has run every shard of the domain; then domain_quality_job."),
-    ("domain_quality_job", "domain", "Every per-domain asset built from all of the domain's "
-     "shards (turn_features from the staged shards, turn_labels: their corpus counts are the "
-     "whole domain's), after shard_features_job has run every shard of the domain; then "
-     "corpus_job."),
+    Phase("domain_job", "domain", "generate", "Every asset made per domain before its shards "
+          "(the native trace files); then main_job runs the domain's shards."),
+    Phase("main_job", "shard", "ingest, scrub", "Every shard-local asset that reads only its "
+          "own shard, for one shard of one domain: ingest, scrub. One run per domain x shard "
+          "(after domain_job for the domain); then shard_features_job."),
+    Phase("shard_features_job", "shard",
+          "staged features (each shard with its domain's common words)",
+          "Every shard-local asset that reads every shard of its domain, for one shard of one "
+          "domain: staged_turn_features (the domain's common words, then the shard's features "
+          "but the corpus frequencies). One run per domain x shard, after main_job has run "
+          "every shard of the domain; then domain_quality_job."),
+    Phase("domain_quality_job", "domain",
+          "features (corpus frequencies), labels (all of a domain's shards)",
+          "Every per-domain asset built from all of the domain's shards (turn_features from the "
+          "staged shards, turn_labels: their corpus counts are the whole domain's), after "
+          "shard_features_job has run every shard of the domain; then corpus_job."),
 )
 
 CORPUS_JOB = "corpus_job"  # every unpartitioned asset, after the phases
 # The jobs `worldtrace run` launches, in order (worldtrace/launch.py rebuilds each by name).
-RUN_JOBS: tuple[str, ...] = (*(name for name, _, _ in PHASE_JOBS), CORPUS_JOB)
+RUN_JOBS: tuple[str, ...] = (*(phase.job for phase in PHASE_JOBS), CORPUS_JOB)
 
 
 def phase_keys(assets: Sequence[dg.AssetsDefinition]) -> list[list[dg.AssetKey]]:
@@ -138,9 +152,9 @@ def phase_keys(assets: Sequence[dg.AssetsDefinition]) -> list[list[dg.AssetKey]]
         by_phase.setdefault(index, []).append(key)
     kinds = {asset_key: kind_of(asset) for asset in assets for asset_key in asset.keys}
     found = [sorted({kinds[key] for key in by_phase[index]}) for index in sorted(by_phase)]
-    if found != [[kind] for _, kind, _ in PHASE_JOBS]:
+    if found != [[phase.kind] for phase in PHASE_JOBS]:
         raise ValueError(f"the partitioned assets fall in phases of {found}, not those of "
-                         f"PHASE_JOBS {[(job, kind) for job, kind, _ in PHASE_JOBS]}")
+                         f"PHASE_JOBS {[(phase.job, phase.kind) for phase in PHASE_JOBS]}")
     return [by_phase[index] for index in sorted(by_phase)]
 
 
@@ -148,10 +162,9 @@ def make_jobs(assets: Sequence[dg.AssetsDefinition]) -> list:
     """A job per phase (PHASE_JOBS), corpus_job, and a job per stage and partitioning whose
     group has assets (the stage's own name goes to its first kind in shard, domain, none
     order)."""
-    jobs = [dg.define_asset_job(name, selection=dg.AssetSelection.assets(*keys),
-                                partitions_def=KINDS[kind][0], description=description)
-            for (name, kind, description), keys in zip(PHASE_JOBS, phase_keys(assets),
-                                                       strict=True)]
+    jobs = [dg.define_asset_job(phase.job, selection=dg.AssetSelection.assets(*keys),
+                                partitions_def=KINDS[phase.kind][0], description=phase.description)
+            for phase, keys in zip(PHASE_JOBS, phase_keys(assets), strict=True)]
     if corpus_keys := _keys(assets, "none"):
         jobs.append(dg.define_asset_job(
             CORPUS_JOB, selection=dg.AssetSelection.assets(*corpus_keys),

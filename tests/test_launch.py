@@ -45,7 +45,7 @@ def test_every_job_the_run_launches_is_rebuilt_by_name_as_assets_jobs_declares_i
     wrapper repository can hold, from the code location."""
     from assets.definitions import defs
 
-    assert RUN_JOBS == (*(name for name, _, _ in PHASE_JOBS), "corpus_job")
+    assert RUN_JOBS == (*(phase.job for phase in PHASE_JOBS), "corpus_job")
     for name in RUN_JOBS:
         job = reconstructable_job(name)
         pointer = job.repository.pointer

@@ -38,18 +38,6 @@ from dagster._core.definitions.reconstruct import ReconstructableJob, Reconstruc
 from assets.jobs import CORPUS_JOB, PHASE_JOBS, RUN_JOBS
 from sources.storage import shard_order
 
-# What each phase job of assets.jobs.PHASE_JOBS builds, as `worldtrace run` says it; the run
-# launches the phases in PHASE_JOBS's order, so a new phase job needs only its line here.
-PHASE_LABELS = {
-    "domain_job": "generate",
-    "main_job": "ingest, scrub",
-    "shard_features_job": "staged features (each shard with its domain's common words)",
-    "domain_quality_job": "features (corpus frequencies), labels (all of a domain's shards)",
-}
-if set(PHASE_LABELS) != {name for name, _, _ in PHASE_JOBS}:
-    raise RuntimeError(f"PHASE_LABELS {sorted(PHASE_LABELS)} must name the jobs of "
-                       f"assets.jobs.PHASE_JOBS {[name for name, _, _ in PHASE_JOBS]}")
-
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}},
          "execution": {"config": {"in_process": {}}}}
 
@@ -235,8 +223,8 @@ def run_pipeline(domains: Sequence[str], workers: int, op_config: dict[str, dict
             return all(outcome.success for outcome in outcomes)
 
         shards: dict[str, list[str]] | None = None  # registered before the first shard phase
-        for number, (job_name, kind, _) in enumerate(PHASE_JOBS, start=1):
-            head = f"[{number}/{total}] {PHASE_LABELS[job_name]}"
+        for number, (job_name, kind, builds, _) in enumerate(PHASE_JOBS, start=1):
+            head = f"[{number}/{total}] {builds}"
             if kind == "domain":
                 say(f"{head}: {len(domains)} domains, {workers} at a time")
                 futures = [pool.submit(run_domain, job_name, domain, log_path)
