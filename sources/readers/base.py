@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 
 import ijson
 
+from sources import exact_json
 from sources.schema import OUTCOMES, Quarantine, Trajectory
 
 SNIFF_BYTES = 65536  # enough to see the keys of any format we read, small enough to be free
@@ -123,13 +124,10 @@ RecordConverter = Callable[[str, str, Any], Iterable[Trajectory | Quarantine]]
 
 def load_json(path: Path) -> Any:
     """Parse a whole JSON document (for formats that are one object a file)."""
-    raw = path.read_bytes()
     try:
-        text = raw.decode("utf-8")
+        return exact_json.loads(path.read_bytes())
     except UnicodeDecodeError as error:
         raise FormatError(path, f"byte {error.start}", f"invalid UTF-8: {error.reason}") from None
-    try:
-        return json.loads(text)
     except json.JSONDecodeError as error:
         raise FormatError(
             path, f"line {error.lineno} column {error.colno}", f"invalid JSON: {error.msg}"
@@ -162,7 +160,7 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, Any | FormatError]]:
             if not raw_line.strip():
                 continue
             try:
-                yield line_number, json.loads(raw_line.decode("utf-8"))
+                yield line_number, exact_json.loads(raw_line)
             except UnicodeDecodeError as error:
                 yield line_number, FormatError(
                     path, f"line {line_number} byte {error.start}", f"invalid UTF-8: {error.reason}"
