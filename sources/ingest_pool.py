@@ -1,11 +1,13 @@
 """Reading a source's inputs in worker processes, the output order kept.
 
 Readers are pure Python (JSON decoding, rendering), so one process is bound to one core. An
-`InputPool` hands each small input (a file or run folder up to `max_input_bytes`) to a worker,
-which reads it whole and returns its records; the parent takes the results in input order and
-writes them, so the tables are the same bytes as a one-process run. A larger input (a big JSONL
-file) is read in the parent, streaming, once the inputs before it are written: memory stays
-bounded by `max_input_bytes` times the `window` of inputs in flight.
+`InputPool` hands small inputs (files or run folders up to `max_input_bytes`) to a worker in
+batches of consecutive inputs (up to `inputs_per_task` of them and `max_input_bytes` together:
+one task a file cost about as much CPU in hand-offs as reading a small file), which reads them
+whole and returns their records; the parent takes the results in input order and writes them,
+so the tables are the same bytes as a one-process run. A larger input (a big JSONL file) is
+read in the parent, streaming, once the inputs before it are written: memory stays bounded by
+`max_input_bytes` times the `window` of batches in flight.
 """
 
 from __future__ import annotations
@@ -29,10 +31,12 @@ Records = list["IngestedTrajectory | QuarantinedRecord"]
 
 @dataclass(frozen=True)
 class PoolConfig:
-    """Worker processes, the largest input a worker reads whole, inputs in flight per worker."""
+    """Worker processes, the largest input (and batch) a worker reads whole, inputs in a batch,
+    batches in flight per worker."""
 
     workers: int = 2
     max_input_bytes: int = 8 << 20
+    inputs_per_task: int = 8
     window_per_worker: int = 4
 
 
@@ -43,12 +47,13 @@ def input_bytes(path: Path) -> int:
     return path.stat().st_size
 
 
-def _read_whole(spec: SourceSpec, entry: Input) -> tuple[Records, SourceCounts]:
-    """In a worker: every record of one input, and its input and format counts."""
+def _read_whole(spec: SourceSpec, entries: list[Input]) -> tuple[Records, SourceCounts]:
+    """In a worker: every record of a batch of inputs, in order, and their input and format
+    counts."""
     from sources.ingest import SourceCounts, input_records
 
     counts = SourceCounts()
-    return list(input_records(spec, entry, counts)), counts
+    return [record for entry in entries for record in input_records(spec, entry, counts)], counts
 
 
 class InputPool:
@@ -64,25 +69,39 @@ class InputPool:
         """The records of every input, in input order."""
         from sources.ingest import input_records
 
-        window = self.config.workers * self.config.window_per_worker
+        config = self.config
+        window = config.workers * config.window_per_worker
         pending: deque[Future[tuple[Records, SourceCounts]]] = deque()
+        batch: list[Input] = []
+        batch_bytes = 0
         for entry in inputs:
-            if self._small(entry.path):
-                pending.append(self.executor.submit(_read_whole, spec, entry))
+            size = self._size(entry.path)
+            if batch and (size is None or batch_bytes + size > config.max_input_bytes
+                          or len(batch) == config.inputs_per_task):
+                pending.append(self.executor.submit(_read_whole, spec, batch))
+                batch, batch_bytes = [], 0
                 if len(pending) >= window:
                     yield from _collect(pending.popleft(), counts)
+            if size is not None:
+                batch.append(entry)
+                batch_bytes += size
                 continue
             while pending:
                 yield from _collect(pending.popleft(), counts)
             yield from input_records(spec, entry, counts)
+        if batch:
+            pending.append(self.executor.submit(_read_whole, spec, batch))
         while pending:
             yield from _collect(pending.popleft(), counts)
 
-    def _small(self, path: Path) -> bool:
+    def _size(self, path: Path) -> int | None:
+        """The input's bytes when a worker may read it whole, else None (the parent streams
+        it)."""
         try:
-            return input_bytes(path) <= self.config.max_input_bytes
+            size = input_bytes(path)
         except OSError:  # unreadable: the parent reads it and quarantines it with the reason
-            return False
+            return None
+        return size if size <= self.config.max_input_bytes else None
 
     def __enter__(self) -> InputPool:
         return self
