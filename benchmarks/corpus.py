@@ -27,11 +27,14 @@ def generated_folder(out_dir: Path, domain: str) -> Path:
 
 
 @contextmanager
-def generated_work(turns: int, seed: int, prefix: str) -> Iterator[Path]:
-    """A scratch folder with a generated corpus in its corpus/ (deleted afterwards)."""
+def generated_work(turns: int, seed: int, prefix: str, corpus: Path | None = None
+                   ) -> Iterator[Path]:
+    """A scratch folder (deleted afterwards) with a generated corpus in its corpus/, or none
+    when an existing `corpus` folder is given (it is read, never changed or deleted)."""
     work = Path(tempfile.mkdtemp(prefix=prefix))
     try:
-        generate_turns(work / "corpus", turns, seed)
+        if corpus is None:
+            generate_turns(work / "corpus", turns, seed)
         yield work
     finally:
         shutil.rmtree(work, ignore_errors=True)

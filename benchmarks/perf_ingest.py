@@ -1,11 +1,13 @@
 """Benchmark ingest: turns/second and peak memory of readers + Parquet sinks, and streaming.
 
     python benchmarks/perf_ingest.py [--turns 200000] [--big-jsonl-mb 500] [--workers 2]
+                                     [--corpus DIR]
 
-1. Generates about --turns turns with the scale generator (all seven domains, native formats)
-   and ingests them with `sources.ingest.write_tables` (inputs read in --workers processes),
-   in one run, printing turns per source, turns/s, CPU seconds (with the workers'), the load
-   average and peak RSS.
+1. Generates about --turns turns with the scale generator (all seven domains, native formats),
+   or takes the corpus a `perf_generate.py --keep DIR` run left in --corpus (the same files
+   for every run of an A/B comparison), and ingests them with `sources.ingest.write_tables`
+   (inputs read in --workers processes), in one run, printing turns per source, turns/s, CPU
+   seconds (with the workers'), the load average and peak RSS.
 2. Writes one large chat JSONL file of --big-jsonl-mb MB (many trajectories in one file) and
    ingests it, printing the peak RSS growth: streaming readers keep it far below the file size.
 """
@@ -56,12 +58,15 @@ def main() -> None:
     parser.add_argument("--big-jsonl-mb", type=int, default=500)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--corpus", type=Path, default=None,
+                        help="a corpus kept by perf_generate.py --keep, instead of a new one")
     args = parser.parse_args()
-    with generated_work(args.turns, args.seed, "worldtrace-perf-ingest-") as work:
+    with generated_work(args.turns, args.seed, "worldtrace-perf-ingest-",
+                        corpus=args.corpus) as work:
         print(f"load average before: {load_average()}; {args.workers} reading processes")
         # One run over the seven sources, as `worldtrace ingest` runs a catalog: one pool.
-        specs = [make_spec(f"{d}-generated", generated_folder(work / "corpus", d), d)
-                 for d in DOMAINS]
+        corpus = args.corpus or work / "corpus"
+        specs = [make_spec(f"{d}-generated", generated_folder(corpus, d), d) for d in DOMAINS]
         with stopwatch() as all_domains:
             stats = write_tables(specs, work / "data", workers=args.workers)
         assert stats.total("quarantined") == 0
