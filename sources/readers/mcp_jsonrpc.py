@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from sources import exact_json
 from sources.readers.base import Reader
 from sources.schema import Quarantine, Trajectory, Turn
 
@@ -111,7 +112,7 @@ class McpJsonRpcReader(Reader):
                 direction = CLIENT if match.group(1) == "-->" else SERVER
                 text = match.group(2)
                 try:
-                    message = json.loads(text)
+                    message = exact_json.loads(text)
                 except ValueError as error:
                     yield Quarantine(source, where, f"invalid JSON: {error}")
                     continue
