@@ -3,10 +3,10 @@
 Ingest decodes about 2.5 KB of JSON a turn (10 KB for an Android screen) and hashes every
 turn's JSON text; with the `json` module that was about a third of ingest's CPU. msgspec gives
 the same Python values as `json.loads` for every document both accept, which the tests check:
-integers of any size stay exact ints (orjson, 1.6x here too, reads those beyond 64 bits as
-floats, so it is not used), floats are correctly rounded as `float()` rounds them, a repeated
-key keeps its first place and its last value, and invalid UTF-8 is refused where Python's
-decoder refuses it. What msgspec refuses and `json` may accept (NaN and Infinity, a lone
+integers of any size stay exact ints (orjson, as fast on these files, reads those beyond 64
+bits as floats, so it is not used), floats are correctly rounded as `float()` rounds them, a
+repeated key keeps its first place and its last value, and invalid UTF-8 is refused where
+Python's decoder refuses it. What msgspec refuses and `json` may accept (NaN and Infinity, a lone
 surrogate escape, a number beyond the float range, nesting near the recursion limit) is handed
 to `json`, so the value, or the error, is `json`'s. Nesting within a few levels of the
 recursion limit is the one place where the two can part: there `json`'s own answer already
