@@ -82,6 +82,23 @@ def test_a_broken_target_is_an_error_never_skipped() -> None:
         registry.all()
 
 
+def test_detection_order_is_the_registry_in_use(monkeypatch: pytest.MonkeyPatch) -> None:
+    """all_readers keeps the order it built, but for the registry in use (a test may swap it),
+    and hands out a copy (a caller changing it changes nothing)."""
+    import sources.readers as readers
+
+    order = list(readers.all_readers())
+    targets = readers.READERS.targets()
+    swapped = Registry("reader", {"table_rows": targets["table_rows"], "atif": targets["atif"]},
+                       build=lambda cls: cls())
+    monkeypatch.setattr(readers, "READERS", swapped)
+    assert list(readers.all_readers()) == ["atif", "table_rows"]  # the generic reader last
+    monkeypatch.undo()
+    copy = readers.all_readers()
+    copy.clear()
+    assert list(readers.all_readers()) == order
+
+
 @pytest.fixture(scope="module")
 def plugin_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder holding the installed third-party reader package."""
