@@ -28,23 +28,26 @@ class Lap:
 
     wall: float = 0.0
     cpu: float = 0.0
+    own_cpu: float = 0.0  # this process's share of `cpu` (the rest: its worker processes)
 
 
 @contextmanager
 def stopwatch() -> Iterator[Lap]:
     """`with stopwatch() as lap:` ... then lap.wall and lap.cpu."""
     lap = Lap()
-    wall, cpu = time.perf_counter(), cpu_seconds()
+    wall, cpu, own = time.perf_counter(), cpu_seconds(), cpu_seconds(children=False)
     try:
         yield lap
     finally:
         lap.wall, lap.cpu = time.perf_counter() - wall, cpu_seconds() - cpu
+        lap.own_cpu = cpu_seconds(children=False) - own
 
 
-def cpu_seconds() -> float:
-    """User + system CPU seconds of this process and of its children that have ended."""
-    return sum(usage.ru_utime + usage.ru_stime for usage in (
-        resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)))
+def cpu_seconds(children: bool = True) -> float:
+    """User + system CPU seconds of this process and (unless not `children`) of its children
+    that have ended."""
+    whose = (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)[:2 if children else 1]
+    return sum(usage.ru_utime + usage.ru_stime for usage in map(resource.getrusage, whose))
 
 
 def load_average() -> str:

@@ -7,7 +7,7 @@
    or takes the corpus a `perf_generate.py --keep DIR` run left in --corpus (the same files
    for every run of an A/B comparison), and ingests them with `sources.ingest.write_tables`
    (inputs read in --workers processes), in one run, printing turns per source, turns/s, CPU
-   seconds (with the workers'), the load average and peak RSS.
+   seconds (with the workers', and this process's alone), the load average and peak RSS.
 2. Writes one large chat JSONL file of --big-jsonl-mb MB (many trajectories in one file) and
    ingests it, printing the peak RSS growth: streaming readers keep it far below the file size.
 """
@@ -75,14 +75,16 @@ def main() -> None:
             print(f"{row['source']:<20}{row['trajectories']:>8}{row['turns']:>10}")
         total_turns = stats.total("turns")
         print(f"{'all':<20}{stats.total('trajectories'):>8}{total_turns:>10}")
-        print(f"wall {all_domains.wall:.1f} s, cpu {all_domains.cpu:.1f} s (with the workers')")
+        print(f"wall {all_domains.wall:.1f} s, cpu {all_domains.cpu:.1f} s (with the workers'; "
+              f"this process {all_domains.own_cpu:.1f} s)")
         wall, cpu = all_domains.wall, all_domains.cpu
         print(f"turns/s: {total_turns / wall:,.0f} (wall), {total_turns / cpu:,.0f} a CPU second")
         rss = max(peak_rss_mb(), peak_rss_mb(children=True))
         print(f"peak RSS after corpus ingest: {peak_rss_mb():,.0f} MB (largest worker "
               f"{peak_rss_mb(children=True):,.0f} MB); load average after: {load_average()}")
         figures = {"turns": total_turns, "turns_per_s": total_turns / wall, "wall_s": wall,
-                   "cpu_s": cpu, "turns_per_cpu_s": total_turns / cpu, "peak_rss_mb": rss,
+                   "cpu_s": cpu, "parent_cpu_s": all_domains.own_cpu,
+                   "turns_per_cpu_s": total_turns / cpu, "peak_rss_mb": rss,
                    "workers": args.workers, "load_avg": load_average()}
 
         if args.big_jsonl_mb:
