@@ -30,6 +30,7 @@ Two tokenisations:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -136,17 +137,38 @@ def word_hashes(texts: Sequence[str] | pa.Array | pa.ChunkedArray | pl.Series,
     return np.ascontiguousarray(words["h"].to_numpy(), dtype=np.uint64), offsets
 
 
+def _word_class(separators: list[str]) -> str:
+    """A regex for a run of characters that are none of the (one-character) separators nor
+    the space: a word."""
+    return "[^" + "".join(f"\\x{{{ord(c):x}}}" for c in [" ", *separators]) + "]+"
+
+
+# `words`: a JSON escape is one separator (its letter is no word), so the escapes become
+# spaces first, leftmost as in a replace_many (of a backslash pair and an "n", the pair is the
+# escape); then every run of other characters is a word, found in one regex pass
+# (extract_all) instead of replacing 80 separators and splitting: 15 % less CPU, and the same
+# words, since no separator is part of a word.
+_JSON_ESCAPE = "|".join(re.escape(escape) for escape in _JSON_ESCAPES)
+_WORD_CLASS = _word_class(_WHITESPACE + _PUNCTUATION)
+
+
 def _words_query(frame: pl.LazyFrame, tokens: Tokens, mask_ids: bool) -> pl.LazyFrame:
-    separators = _SEPARATORS[tokens]
-    # leftmost: where patterns overlap, the first listed wins (the escape "\\n" before "\\").
-    cleaned = pl.col("text").str.to_lowercase().str.replace_many(
-        separators, [" "] * len(separators), leftmost=True)
+    lower = pl.col("text").str.to_lowercase()
     word = pl.col("word")
     hashed = word.hash(seed=_WORD_HASH_SEED)
     if mask_ids:
         hashed = pl.when(id_like(word)).then(pl.lit(_ID_PLACEHOLDER, dtype=pl.UInt64)).otherwise(
             hashed)
-    return (frame.select("text_index", word=cleaned.str.split(" "))
+    if tokens == "words":
+        return (frame.select("text_index", word=lower.str.replace_all(_JSON_ESCAPE, " ")
+                             .str.extract_all(_WORD_CLASS))
+                .explode("word")
+                .drop_nulls("word")  # a text without words explodes to one null
+                .select("text_index", h=hashed))
+    separators = _SEPARATORS[tokens]
+    # (whitespace: replacing its 31 separators and splitting measured faster than a regex)
+    return (frame.select("text_index", word=lower.str.replace_many(
+                separators, [" "] * len(separators), leftmost=True).str.split(" "))
             .explode("word")
             .filter(word.str.len_bytes() > 0)  # runs of separators leave empty pieces
             .select("text_index", h=hashed))

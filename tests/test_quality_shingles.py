@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
 import datasketch
 import numpy as np
 import pytest
 
+from quality import shingles
 from quality.minhash import (
     LshConfig,
     MinHashConfig,
@@ -45,6 +48,29 @@ def test_words_tokens_split_punctuation_and_json_escapes():
     hashes, offsets = word_hashes(['{"path": "/a/b.py", "text": "x\\ny"}'], "words")
     expected, _ = word_hashes(["path a b py text x y"], "words")
     assert hashes.tolist() == expected.tolist()
+
+
+def _replace_and_split(text: str) -> list[str]:
+    """The `words` tokens by their definition: lowercase, each JSON escape (leftmost, before a
+    lone backslash) and each separator replaced by a space, split."""
+    lowered = re.sub("|".join(re.escape(e) for e in shingles._JSON_ESCAPES), " ", text.lower())
+    separators = shingles._WHITESPACE + shingles._PUNCTUATION
+    return re.sub("[" + re.escape("".join(separators)) + "]", " ", lowered).split(" ")
+
+
+def test_words_tokens_are_replace_and_split_on_random_texts():
+    # escapes next to lone backslashes, every separator, letters, digits and non-ASCII
+    pieces = [*shingles._JSON_ESCAPES, "\\", "\\\\n", *shingles._WHITESPACE,
+              *shingles._PUNCTUATION, "ab", "Q", "7", "é", "Ω", "x1y2z3", " "]
+    rng = np.random.default_rng(3)
+    texts = ["".join(rng.choice(pieces, size=int(rng.integers(0, 40)))) for _ in range(3000)]
+    hashes, offsets = word_hashes(texts, "words", mask_ids=True)
+    words = [[w for w in _replace_and_split(t) if w] for t in texts]
+    expected, expected_offsets = word_hashes([" ".join(w) for w in words], "words",
+                                             mask_ids=True)
+    assert np.diff(offsets).tolist() == [len(w) for w in words]
+    assert hashes.tolist() == expected.tolist()
+    assert offsets.tolist() == expected_offsets.tolist()
 
 
 def test_identifier_masking_only_touches_long_words_with_digits():
