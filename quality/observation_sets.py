@@ -109,12 +109,11 @@ def common_words(hashes: np.ndarray, offsets: np.ndarray, min_share: float,
     counts = np.diff(offsets)[picked]
     if not len(picked) or counts.sum() == 0:
         return np.zeros(0, dtype=np.uint64)
-    index = np.repeat(offsets[:-1][picked] - np.cumsum(counts) + counts, counts)
-    words = pl.DataFrame({"text": np.repeat(picked, counts),
-                          "h": hashes[index + np.arange(counts.sum())]}).unique()
-    frequent = words.group_by("h").len().filter(
-        pl.col("len") >= min_share * np.count_nonzero(counts))
-    return frequent["h"].to_numpy()
+    # each picked text's distinct words (small sorts), then in how many texts each one is:
+    # half the CPU of a polars unique + group_by over (text, word) pairs; sorted output
+    distinct = np.concatenate([np.unique(hashes[offsets[k]:offsets[k + 1]]) for k in picked])
+    words, texts_with = np.unique(distinct, return_counts=True)
+    return words[texts_with >= min_share * np.count_nonzero(counts)]
 
 
 def word_counts(keys: np.ndarray, row_trajectory: np.ndarray, chrome_min_observations: int

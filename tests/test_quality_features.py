@@ -7,13 +7,15 @@ a text of one or two words is a single shingle of all of them.
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from quality_rows import trajectory, write_partition
 
-from quality import corpus_columns
+from quality import corpus_columns, observation_sets
 from quality.features import FeatureConfig, compute_turn_features
 from quality.tables import TURN_FEATURES
 
@@ -215,3 +217,22 @@ def test_a_partition_with_a_single_shingle(tmp_path):
     assert compute_turn_features(turns, out).turns == 1
     row = pq.read_table(out).to_pylist()[0]
     assert (row["obs_shingles"], row["novelty"], row["new_words"]) == (1, 1.0, 1)
+
+
+@pytest.mark.parametrize("n_texts", [49, 50, 300, 5000])
+def test_common_words_are_the_words_of_a_tenth_of_the_sampled_texts(n_texts):
+    """common_words against a plain count: the words in at least `min_share` of the sampled
+    texts that have words (a word repeated in one text counts once), none under `min_texts`."""
+    rng = np.random.default_rng(n_texts)
+    lengths = rng.integers(0, 30, size=n_texts)
+    offsets = np.r_[0, np.cumsum(lengths)]
+    # a skewed vocabulary: a few words on most texts, many rare ones, repeats within a text
+    hashes = (rng.zipf(1.6, size=int(offsets[-1])) % 500).astype(np.uint64) * np.uint64(2**40 + 7)
+    got = observation_sets.common_words(hashes, offsets, 0.1, min_texts=50, sample=4096)
+    picked = sorted({int(i) for i in np.linspace(0, n_texts - 1, num=min(n_texts, 4096))})
+    texts = [set(hashes[offsets[i]:offsets[i + 1]].tolist()) for i in picked]
+    with_words = sum(1 for words in texts if words)
+    counts = Counter(word for words in texts for word in words)
+    expected = sorted(w for w, c in counts.items() if c >= 0.1 * with_words)
+    assert sorted(got.tolist()) == (expected if n_texts >= 50 else [])
+    assert n_texts < 50 or len(expected) > 3  # a case with common words
