@@ -4,7 +4,8 @@ frequencies and error flags (the `turn_features` asset).
 `stage_turn_features(turns_path, staged, config, common)` streams one shard's turns Parquet in
 batches of whole trajectories. For each batch, polars/numpy split and hash the words and
 shingles of the actions and observations (quality/shingles.py) and MinHash the observations
-(quality/minhash.py); numpy counts, for every observation, which of its shingles and words the
+and what is left of them without their action's words (quality/minhash.py,
+quality/residual.py); numpy counts, for every observation, which of its shingles and words the
 trajectory showed before (quality/observation_sets.py); DuckDB computes the exact Jaccard of
 small observation pairs (short_pairs.sql) and the per-turn features with window functions over
 each trajectory (turn_features.sql); each batch's rows go to a staged file beside the output.
@@ -56,14 +57,10 @@ from quality.corpus_columns import (
 )
 from quality.domain_order import file_order
 from quality.max_jaccard import long_max_jaccard
-from quality.minhash import (
-    LshConfig,
-    MinHashConfig,
-    signature_array,
-    signatures,
-)
+from quality.minhash import LshConfig, MinHashConfig, signature_array
 from quality.observation_sets import occurrence_keys, shingle_counts, word_counts
 from quality.reply_features import reply_columns
+from quality.residual import observation_signatures, residual_shingles
 from quality.shingles import ShingleConfig, Shingled, shingle_words, word_hashes
 from sources.schema import TURN_SCHEMA
 from sources.storage import (
@@ -249,34 +246,6 @@ def _tokenise(batch: pa.Table, config: FeatureConfig) -> _Tokens:
                    shingle_words(words, offsets, config.shingles.ngram))
 
 
-def _residual_observation_shingles(tokens: _Tokens, ngram: int
-                                   ) -> tuple[Shingled, np.ndarray]:
-    """The shingles, once the words its own action contains are taken out, of each observation
-    that had such words (action share > 0; the others' residual shingles are their own), and
-    every observation's share of words taken out (NaN for an observation without words)."""
-    n, offsets = tokens.n, tokens.word_offsets
-    turn = np.repeat(np.arange(2 * n, dtype=np.uint64) % np.uint64(max(n, 1)), np.diff(offsets))
-    with np.errstate(over="ignore"):
-        keys = tokens.words ^ (turn * np.uint64(0x9E3779B97F4A7C15))
-    split = int(offsets[n])
-    action_keys = pl.Series(keys[:split]).implode()
-    in_action = pl.Series(keys[split:]).is_in(action_keys).to_numpy()
-    # words taken out before each position
-    taken_before = np.r_[0, np.cumsum(in_action, dtype=np.int64)]
-    obs_offsets = offsets[n:] - split
-    taken = np.diff(taken_before[obs_offsets])
-    total = np.diff(obs_offsets)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        share = np.where(total > 0, taken / np.maximum(total, 1), np.nan)
-    # shingles never cross a text's end, so shingling only the changed texts gives each of
-    # them the shingles it has among all of them
-    changed = share > 0
-    kept = ~in_action & np.repeat(changed, total)
-    kept_offsets = np.zeros(int(changed.sum()) + 1, dtype=np.int64)
-    np.cumsum((total - taken)[changed], out=kept_offsets[1:])
-    return shingle_words(tokens.words[split:][kept], kept_offsets, ngram), share
-
-
 def _batch_features(con: duckdb.DuckDBPyConnection, batch: pa.Table, traj_offset: int,
                     config: FeatureConfig, queries: tuple[str, str], common: np.ndarray,
                     stats: FeatureStats) -> pa.Table:
@@ -290,15 +259,11 @@ def _batch_features(con: duckdb.DuckDBPyConnection, batch: pa.Table, traj_offset
         raise ValueError("the turns of a trajectory are not in turn_index order")
     n = batch.num_rows
     tokens = _tokenise(batch, config)
-    obs_sig = signatures(tokens.observation_shingles(), config.minhash)
-    residual, action_share = _residual_observation_shingles(tokens, config.shingles.ngram)
-    # An observation without a word of its action keeps all its shingles: its residual
-    # signature is its own (the same shingles give the same minima), so only the others are
-    # computed (a third to most of the rows, by domain).
-    residual_sig = obs_sig.copy()
-    changed = action_share > 0  # NaN (no words) and 0: unchanged
-    if changed.any():
-        residual_sig[changed] = signatures(residual, config.minhash)
+    observation = tokens.observation_shingles()
+    residual = residual_shingles(tokens.words, tokens.word_offsets, n, observation,
+                                 config.shingles.ngram)
+    action_share = residual.share
+    obs_sig, residual_sig = observation_signatures(observation, residual, config.minhash)
     stats.seconds["shingles + minhash"] += time.perf_counter() - clock
 
     clock = time.perf_counter()

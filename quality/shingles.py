@@ -113,6 +113,11 @@ class Shingled:
         np.cumsum(counts, out=offsets[1:])
         return Shingled(self.hashes[np.repeat(mask, self.counts())], offsets)
 
+    def keep(self, keep: np.ndarray) -> Shingled:
+        """Each text's shingles where `keep` (a flag per hash) holds, in order."""
+        kept_before = np.r_[0, np.cumsum(keep, dtype=np.int64)]
+        return Shingled(self.hashes[keep], kept_before[self.offsets])
+
     def text_ids(self) -> np.ndarray:
         """For every hash, the index of its text."""
         return np.repeat(np.arange(self.n_texts, dtype=np.int64), self.counts())
@@ -188,40 +193,65 @@ def _mix64(x: np.ndarray) -> np.ndarray:
 def shingle_words(hashes: np.ndarray, offsets: np.ndarray, ngram: int) -> Shingled:
     """Join the word hashes of each text (offsets) into its n-gram shingle hashes."""
     lengths = np.diff(offsets)
-    n_words = len(hashes)
-    full = np.maximum(lengths - ngram + 1, 0)  # n-grams per text with at least n words
     short = (lengths > 0) & (lengths < ngram)  # texts that become one shingle of all words
+    with np.errstate(over="ignore"):
+        starts = len(hashes) - ngram + 1
+        if (lengths >= ngram).any():  # (then there are at least n words)
+            acc = _weighted_sum([hashes[k : k + starts] for k in range(ngram)])
+        else:
+            acc = np.zeros(0, dtype=np.uint64)
+        first, length = offsets[:-1][short], lengths[short]
+        one = length.astype(np.uint64) * _SHORT_TEXT_MULTIPLIER
+        for k in range(ngram - 1):
+            has = k < length
+            one[has] += hashes[first[has] + k] * _POSITION_MULTIPLIERS[k]
+        shingled = per_shingle(offsets, ngram, acc, one)
+        _mix64(shingled.hashes)
+    return shingled
+
+
+def _weighted_sum(words: list[np.ndarray]) -> np.ndarray:
+    """sum_k C_k * words[k]: the n-gram's hash before mixing, from its k-th words."""
+    with np.errstate(over="ignore"):
+        acc = words[0] * _POSITION_MULTIPLIERS[0]
+        for k in range(1, len(words)):
+            acc += words[k] * _POSITION_MULTIPLIERS[k]
+    return acc
+
+
+def grams_at(hashes: np.ndarray, word_index: np.ndarray) -> np.ndarray:
+    """The hashes `shingle_words` gives full n-grams, here those whose k-th words are
+    `hashes[word_index[k]]` (n rows, a column per n-gram)."""
+    return _mix64(_weighted_sum([hashes[row] for row in word_index]))
+
+
+def per_shingle(offsets: np.ndarray, ngram: int, at_start: np.ndarray, of_short: np.ndarray
+                ) -> Shingled:
+    """Values laid out as `shingle_words` lays out the shingles of texts whose words have
+    `offsets`: `at_start[j]` for the n-gram starting at word j (one value per word but the
+    last n - 1: an n-gram may not start in the last n - 1 words of its text, those are
+    dropped), `of_short[i]` for the one shingle of the i-th text shorter than n words."""
+    lengths = np.diff(offsets)
+    full = np.maximum(lengths - ngram + 1, 0)  # n-grams per text with at least n words
+    short = (lengths > 0) & (lengths < ngram)
     out_offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(full + short, out=out_offsets[1:])
-    with np.errstate(over="ignore"):
-        if n_words >= ngram and full.any():
-            starts = n_words - ngram + 1
-            acc = hashes[:starts] * _POSITION_MULTIPLIERS[0]
-            for k in range(1, ngram):
-                acc += hashes[k : k + starts] * _POSITION_MULTIPLIERS[k]
-            # an n-gram may not start in the last n - 1 words of its text
-            invalid = np.zeros(n_words, dtype=bool)
-            for k in range(1, ngram):
-                last = offsets[1:] - k
-                invalid[last[last >= offsets[:-1]]] = True
-            grams = acc[~invalid[:starts]]
-        else:
-            grams = np.zeros(0, dtype=np.uint64)
-        if short.any():
-            first, length = offsets[:-1][short], lengths[short]
-            one = length.astype(np.uint64) * _SHORT_TEXT_MULTIPLIER
-            for k in range(ngram - 1):
-                has = k < length
-                one[has] += hashes[first[has] + k] * _POSITION_MULTIPLIERS[k]
-            # full n-grams of the other texts fill every slot but the short texts' own
-            out = np.empty(int(out_offsets[-1]), dtype=np.uint64)
-            slot = np.zeros(len(out), dtype=bool)
-            slot[out_offsets[:-1][short]] = True
-            out[~slot] = grams
-            out[slot] = one
-        else:
-            out = grams
-        _mix64(out)
+    if len(at_start) and full.any():
+        invalid = np.zeros(int(offsets[-1]), dtype=bool)
+        for k in range(1, ngram):
+            last = offsets[1:] - k
+            invalid[last[last >= offsets[:-1]]] = True
+        grams = at_start[~invalid[:len(at_start)]]
+    else:
+        grams = at_start[:0]
+    if not short.any():
+        return Shingled(grams, out_offsets)
+    # full n-grams of the other texts fill every slot but the short texts' own
+    out = np.empty(int(out_offsets[-1]), dtype=at_start.dtype)
+    slot = np.zeros(len(out), dtype=bool)
+    slot[out_offsets[:-1][short]] = True
+    out[~slot] = grams
+    out[slot] = of_short
     return Shingled(out, out_offsets)
 
 

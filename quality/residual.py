@@ -1,0 +1,111 @@
+"""The observation without its action's words, and the MinHash signatures of both.
+
+`template_frequency` compares an observation across the corpus once the words of its own action
+are taken out (a canned page that quotes the URL it was asked for). Its *residual shingles* are
+the word n-grams of what is left. Most of them are n-grams of the observation itself (on the
+generated corpus 19.1M of 19.7M): only the n-grams that bridge a gap where words were taken
+out, and the one shingle of a residual shorter than n words, are new. So the residual is not
+MinHashed again: a signature is an elementwise minimum, and over a union of shingle sets it is
+the minimum of the parts' signatures. The observation's shingles are split into those whose
+window holds no word of the action (kept, K) and the others (T):
+
+    signature(observation) = min(sig K, sig T)     signature(residual) = min(sig K, sig B)
+
+with B the bridging n-grams, bit for bit what MinHashing each whole set gives (a residual
+n-gram over words that stood next to each other is the observation's n-gram at that place:
+the same word hashes, the same shingle hash).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from quality.minhash import MinHashConfig, signatures
+from quality.shingles import Shingled, grams_at, per_shingle, shingle_words
+
+
+@dataclass
+class Residual:
+    """What the observations keep once their action's words are taken out."""
+
+    share: np.ndarray  # per observation: share of its words taken out (NaN: it has none)
+    kept: np.ndarray  # per observation shingle: no word of the action in its window
+    bridging: Shingled  # per observation with a word taken out (share > 0): its new n-grams
+
+
+def residual_shingles(words: np.ndarray, word_offsets: np.ndarray, n: int,
+                      observation: Shingled, ngram: int) -> Residual:
+    """`words`/`word_offsets`: the word hashes of a batch's n actions, then its n
+    observations; `observation`: the observations' shingles (shingle_words of those words)."""
+    turn = np.repeat(np.arange(2 * n, dtype=np.uint64) % np.uint64(max(n, 1)),
+                     np.diff(word_offsets))
+    with np.errstate(over="ignore"):
+        keys = words ^ (turn * np.uint64(0x9E3779B97F4A7C15))
+    split = int(word_offsets[n])
+    action_keys = pl.Series(keys[:split]).implode()
+    in_action = pl.Series(keys[split:]).is_in(action_keys).to_numpy()
+    taken_before = np.r_[0, np.cumsum(in_action, dtype=np.int64)]  # words taken out before
+    offsets = word_offsets[n:] - split
+    taken = np.diff(taken_before[offsets])
+    total = np.diff(offsets)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.where(total > 0, taken / np.maximum(total, 1), np.nan)
+    return Residual(share, _kept_shingles(observation, offsets, taken_before, ngram),
+                    _bridging(words[split:], offsets, in_action, total - taken, share > 0,
+                              ngram))
+
+
+def _kept_shingles(observation: Shingled, offsets: np.ndarray, taken_before: np.ndarray,
+                   ngram: int) -> np.ndarray:
+    """Per shingle: no taken word among its words (an n-gram's n words from its start, or all
+    the words of a text shorter than n)."""
+    at_start = taken_before[ngram:] == taken_before[:max(len(taken_before) - ngram, 0)]
+    lengths = np.diff(offsets)
+    short = (lengths > 0) & (lengths < ngram)
+    of_short = taken_before[offsets[1:][short]] == taken_before[offsets[:-1][short]]
+    kept = per_shingle(offsets, ngram, at_start, of_short)
+    if not np.array_equal(kept.offsets, observation.offsets):
+        raise ValueError("the observations' shingles are not those of their words")
+    return kept.hashes
+
+
+def _bridging(words: np.ndarray, offsets: np.ndarray, in_action: np.ndarray,
+              left: np.ndarray, changed: np.ndarray, ngram: int) -> Shingled:
+    """The residual shingles of each changed observation that are none of its own: an n-gram
+    whose words did not stand next to each other, or the one shingle of a residual shorter
+    than n words. Only those are hashed (`grams_at`), in text order (within a text, a
+    MinHash does not depend on the order of its shingles)."""
+    kept = ~in_action & np.repeat(changed, np.diff(offsets))
+    position = np.flatnonzero(kept)  # each kept word's place among the observations' words
+    kept_offsets = np.zeros(int(changed.sum()) + 1, dtype=np.int64)
+    np.cumsum(left[changed], out=kept_offsets[1:])
+    # full n-grams of the residual whose first and last words were not n - 1 apart
+    starts = np.flatnonzero(position[ngram - 1:] - position[:max(len(position) - ngram + 1, 0)]
+                            != ngram - 1)
+    text = np.searchsorted(kept_offsets, starts, side="right") - 1
+    inside = starts + ngram <= kept_offsets[text + 1]  # (not across a text's end)
+    starts, text = starts[inside], text[inside]
+    full = grams_at(words, position[starts + np.arange(ngram)[:, None]])
+    # residuals shorter than n words: their one shingle, as shingle_words makes it
+    lengths = np.diff(kept_offsets)
+    few = np.flatnonzero((lengths > 0) & (lengths < ngram))
+    few_words = position[np.repeat(kept_offsets[few] - np.r_[0, np.cumsum(lengths[few])][:-1],
+                                   lengths[few]) + np.arange(int(lengths[few].sum()))]
+    one = shingle_words(words[few_words], np.r_[0, np.cumsum(lengths[few])], ngram).hashes
+    owner = np.r_[text, few]
+    order = np.argsort(owner, kind="stable")
+    counts = np.bincount(owner, minlength=len(lengths))
+    return Shingled(np.r_[full, one][order], np.r_[0, np.cumsum(counts)])
+
+
+def observation_signatures(observation: Shingled, residual: Residual,
+                           config: MinHashConfig) -> tuple[np.ndarray, np.ndarray]:
+    """The MinHash signatures of every observation and of its residual (see the docstring)."""
+    kept = signatures(observation.keep(residual.kept), config)
+    observation_sig = np.minimum(kept, signatures(observation.keep(~residual.kept), config))
+    changed = residual.share > 0  # NaN (no words) and 0: the residual is the observation
+    kept[changed] = np.minimum(kept[changed], signatures(residual.bridging, config))
+    return observation_sig, kept
