@@ -13,11 +13,14 @@ import dagster as dg
 import pyarrow.parquet as pq
 
 from assets.jobs import PHASE_JOBS, RUN_JOBS
+from bench.store import write_rows
+from bench.tables import BENCH_SCORES
 from quality.features import compute_turn_features
 from quality.labels import label_turns, load_policy
 from quality.tables import TURN_FEATURES, TURN_LABELS
 from sources.catalog import load_catalog
 from sources.ingest import write_tables
+from sources.schema import DOMAINS
 from sources.tables import RAW_TURNS
 from worldtrace.launch import (
     asset_job_name,
@@ -121,3 +124,21 @@ def test_the_shards_the_files_hash_to_are_registered_before_the_shard_runs(
         with dg.DagsterInstance.get() as instance:
             registered = instance.get_dynamic_partitions("shard")
         assert set(registered) == {"0"} | {key for keys in found.values() for key in keys}
+
+
+def test_a_subset_run_summary_counts_only_its_domains(tmp_path: Path) -> None:
+    """`worldtrace run --domains terminal`: the bench writes every domain's bench_scores
+    partition (empty for the six others); the summary names those as not in the run instead of
+    reporting 0 rows for them."""
+    row = {name: "x" for name in ("id", "source", "category", "predictor", "judge", "scoring",
+                                  "failure_reason", "evidence")}
+    write_rows([{**row, "domain": "terminal", "failed": False, "malformed": False,
+                 "copies_history": False}], tmp_path, BENCH_SCORES)
+    text = summary(tmp_path, [], 3, 0, 60.0, "/home/x/.dagster_home", domains=["terminal"])
+    lines = text.splitlines()
+    header = next(line for line in lines if line.startswith("table"))
+    assert header.split() == ["table", "terminal", "all"]
+    assert next(line for line in lines if line.startswith("bench_scores")).split() == [
+        "bench_scores", "1", "1"]
+    left_out = [d for d in DOMAINS if d != "terminal"]
+    assert f"Not in this run (not counted): {', '.join(left_out)}" in lines

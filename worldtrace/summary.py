@@ -1,8 +1,13 @@
 """The end-of-run summary: rows per table and domain, category shares, bench scores, checks,
-where the data and the release are, and how to open the UI. Read from the data directory."""
+where the data and the release are, and how to open the UI. Read from the data directory.
+
+Only the domains of this run are counted: a run over a subset of the domains still finds
+partitions of the others (the bench's per-domain tables write every domain, an earlier run left
+its files), and a 0 or an old count there would read as this run's result."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from bench.tables import AGENTWORLDBENCH, BENCH_SCORES, LEADERBOARD
@@ -19,35 +24,39 @@ TABLES = (RAW_TRAJECTORIES, RAW_TURNS, INGEST_QUARANTINE, SCRUBBED_TURNS, SCRUB_
 CATEGORIES = ("informative", "error", "unchanged", "echo", "boilerplate", "empty")
 
 
-def rows_table(data_dir: Path) -> list[str]:
-    """One line per table present: its rows per domain and in all."""
+def rows_table(data_dir: Path, domains: Sequence[str] = DOMAINS) -> list[str]:
+    """One line per table present: its rows per domain of the run and in all of them."""
     width = max(len(d) for d in DOMAINS) + 2
-    lines = [f"{'table':<20}" + "".join(f"{d:>{width + 4}}" for d in DOMAINS) + f"{'all':>10}"]
+    lines = [f"{'table':<20}" + "".join(f"{d:>{width + 4}}" for d in domains) + f"{'all':>10}"]
     for table in TABLES:
         counts = [row_count(files) if (files := table.domain_files(data_dir, d)) else None
-                  for d in DOMAINS]
+                  for d in domains]
         if any(count is not None for count in counts):
             cells = "".join(f"{'-' if c is None else f'{c:,}':>{width + 4}}" for c in counts)
             lines.append(f"{table.name:<20}{cells}{sum(c or 0 for c in counts):>10,}")
     return lines
 
 
-def category_lines(data_dir: Path) -> list[str]:
-    if not TURN_LABELS.paths(data_dir):
+def category_lines(data_dir: Path, domains: Sequence[str] = DOMAINS) -> list[str]:
+    if not TURN_LABELS.paths(data_dir, tuple(domains)):
         return []
     rows = [list(row.values()) for row in category_shares(
-        TURN_LABELS.glob(data_dir), CATEGORIES, digits=6)]
+        TURN_LABELS.glob(data_dir), CATEGORIES, digits=6) if row["domain"] in domains]
     lines = [f"{'domain':<10}" + "".join(f"{c:>13}" for c in CATEGORIES)]
     lines += [f"{row[0]:<10}" + "".join(f"{share:>13.1%}" for share in row[1:]) for row in rows]
     return lines
 
 
 def summary(data_dir: Path, releases: list[Path], checks_passed: int, checks_failed: int,
-            seconds: float, dagster_home: str) -> str:
+            seconds: float, dagster_home: str, domains: Sequence[str] = DOMAINS) -> str:
+    """The summary of a run over `domains` (the others are named as not in it, not counted)."""
+    left_out = [d for d in DOMAINS if d not in domains]
     parts = ["", f"worldtrace: finished in {seconds / 60:.1f} min; {checks_passed} checks "
                  f"passed, {checks_failed} failed", "", "Rows per table and domain:",
-             *rows_table(data_dir)]
-    categories = category_lines(data_dir)
+             *rows_table(data_dir, domains)]
+    if left_out:
+        parts.append(f"Not in this run (not counted): {', '.join(left_out)}")
+    categories = category_lines(data_dir, domains)
     if categories:
         parts += ["", "Turn categories (share of turns):", *categories]
     leaderboard = LEADERBOARD.dir(data_dir) / "leaderboard.md"

@@ -104,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
     print(summary(data_dir, [release] if release.exists() else [],
                   sum(o.checks_passed for o in outcomes),
                   sum(len(o.checks_failed) for o in outcomes),
-                  time.perf_counter() - started, os.environ["DAGSTER_HOME"]))
+                  time.perf_counter() - started, os.environ["DAGSTER_HOME"], domains))
     failed = [o.name for o in outcomes if not o.success]
     if failed:
         print(f"\nFAILED: {', '.join(failed)} (details: make ui -> Runs)", file=sys.stderr)
