@@ -25,7 +25,7 @@ from assets.table_metadata import (
     table_metadata,
 )
 from bench import checks
-from bench.build import BuildConfig, build_domain, split_domains
+from bench.build import BuildConfig, build_domain
 from bench.compare import MODEL_PREFIX, compare_models, model_specs
 from bench.evaluate import (
     RUBRIC_JUDGE,
@@ -118,7 +118,8 @@ def agentworldbench(context: dg.AssetExecutionContext, config: BenchSettings,
     those; the metadata names the domains left out). Also exported in the official JSONL
     layout (`agentworldbench/official/<domain>_test.jsonl`)."""
     build = BuildConfig(counts=config.domain_counts(), seed=config.seed)
-    domains = split_domains(storage.data_path)
+    # A run over a subset of the domains has split only those (the raw tables present).
+    domains = TRAJECTORY_SPLIT.domains_present(storage.data_path)
     if not domains:
         raise FileNotFoundError(f"{storage.data_path}: no trajectory_split partition (build "
                                 "trajectory_split first)")

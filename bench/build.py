@@ -28,7 +28,6 @@ from bench.scoring import OFFICIAL_COUNTS
 from quality.labels import JUDGEABLE
 from quality.tables import SCRUBBED_TRAJECTORIES, SCRUBBED_TURNS, TRAJECTORY_SPLIT, TURN_LABELS
 from sources.ids import seeded_digest
-from sources.schema import DOMAINS
 from sources.storage import load_sql, parquet_view
 
 INITIAL_STATE_KEYS = ("initial_state", "initial_observation")  # reader metadata, GUI domains
@@ -63,12 +62,6 @@ class BuildStats:
     @property
     def shortfall(self) -> int:
         return max(self.requested - self.built, 0)
-
-
-def split_domains(data_dir: Path, domains: Iterable[str] = DOMAINS) -> list[str]:
-    """The domains that have a trajectory_split partition, in the given order: a run over a
-    subset of the domains splits only those (the split follows the raw tables present)."""
-    return [domain for domain in domains if TRAJECTORY_SPLIT.has(data_dir, domain)]
 
 
 def bench_pool_ids(data_dir: Path, domain: str) -> list[str]:

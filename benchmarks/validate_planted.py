@@ -33,12 +33,11 @@ def bench_episodes(data: Path, per_domain: int, skip: int = 0) -> dict[str, list
     """Per domain, the first `per_domain` bench-pool trajectories with an observation after
     the first `skip` (a set the rankings were not read on)."""
     from quality.tables import TRAJECTORY_SPLIT
-    from sources.schema import DOMAINS
     from training.render import first_episodes
 
     return {domain: [e for e in first_episodes(data, domain, skip + per_domain, pool="bench")
                      if any(s.observation.strip() for s in e.steps)][skip:]
-            for domain in DOMAINS if TRAJECTORY_SPLIT.path(data, domain).exists()}
+            for domain in TRAJECTORY_SPLIT.domains_present(data)}
 
 
 def trace_file_episodes(paths: list[Path], per_domain: int, skip: int = 0) -> dict[str, list]:

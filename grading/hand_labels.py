@@ -43,7 +43,6 @@ from grading.confusion import Confusion
 from quality.labels import CATEGORIES, load_policy
 from quality.sharded import features_for_domain, labels_for_domain
 from quality.tables import TURN_FEATURES, TURN_LABELS
-from sources.schema import DOMAINS
 from sources.storage import load_sql, query_arrow
 from sources.tables import RAW_TRAJECTORIES, RAW_TURNS
 
@@ -233,7 +232,7 @@ def label_labelled_files(turns: Sequence[LabelledTurn], root: Path, work_dir: Pa
                                 path=path, root=Path(root)))
     write_tables(specs, data)
     policy = load_policy(policy_path) if policy_path else load_policy()
-    for domain in [d for d in DOMAINS if RAW_TURNS.has(data, d)]:
+    for domain in RAW_TURNS.domains_present(data):
         features_for_domain(data, out, domain)
         labels_for_domain(out, domain, policy, data_dir=data)
     con = duckdb.connect()

@@ -95,7 +95,7 @@ def stable_fraction(key: str, seed: int) -> float:
 
 def kept_trajectories(data_dir: Path, domains: Sequence[str]) -> pa.Table:
     """trajectory_id, domain, source, task, metadata of the trajectories dedup kept."""
-    present = [d for d in domains if RAW_TRAJECTORIES.has(data_dir, d)]
+    present = RAW_TRAJECTORIES.domains_present(data_dir, domains)
     if not present:
         raise FileNotFoundError(f"{data_dir}: no raw_trajectories partition to split")
     with duckdb.connect() as con:

@@ -44,6 +44,24 @@ def test_paths_follow_the_declared_layout(tmp_path) -> None:
         tables.table("no_such_table")
 
 
+def test_the_domains_present_are_those_with_a_partition_on_disk(tmp_path) -> None:
+    """One rule for "every domain there is" (the split reads raw_trajectories', the bench
+    trajectory_split's): a sharded domain counts with any shard's part file, in the order
+    asked for; an empty shard folder does not count."""
+    turns, split = tables.table("raw_turns"), tables.table("trajectory_split")
+    for domain, shard in (("web", "3"), ("mcp", "0")):
+        path = turns.path(tmp_path, domain, shard)
+        path.parent.mkdir(parents=True)
+        path.write_bytes(b"")
+    (turns.dir(tmp_path) / "domain=swe" / "shard=0").mkdir(parents=True)
+    split.path(tmp_path, "terminal").parent.mkdir(parents=True)
+    split.path(tmp_path, "terminal").write_bytes(b"")
+    assert turns.domains_present(tmp_path) == ["mcp", "web"]
+    assert turns.domains_present(tmp_path, ["web", "swe", "mcp"]) == ["web", "mcp"]
+    assert split.domains_present(tmp_path) == ["terminal"]
+    assert split.domains_present(tmp_path, ["mcp"]) == []
+
+
 def test_written_files_have_the_declared_columns(curated_pipeline) -> None:
     checked, mismatches = [], []
     for table in tables.registered():
