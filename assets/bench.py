@@ -45,6 +45,7 @@ from bench.store import (
     official_dir,
     read_rows,
     read_samples,
+    remove_samples,
     write_rows,
     write_samples,
 )
@@ -115,8 +116,9 @@ def agentworldbench(context: dg.AssetExecutionContext, config: BenchSettings,
     (informative or error), its action and the real next observation; stratified by source,
     seeded; the official per-domain counts when the pool allows (the shortfall is reported).
     Every domain that has a trajectory_split (a run over a subset of the domains has split only
-    those; the metadata names the domains left out). Also exported in the official JSONL
-    layout (`agentworldbench/official/<domain>_test.jsonl`)."""
+    those; the metadata names the domains left out, and those whose earlier samples it
+    removed, since the predictors read every domain on disk). Also exported in the official
+    JSONL layout (`agentworldbench/official/<domain>_test.jsonl`)."""
     build = BuildConfig(counts=config.domain_counts(), seed=config.seed)
     # A run over a subset of the domains has split only those (the raw tables present).
     domains = TRAJECTORY_SPLIT.domains_present(storage.data_path)
@@ -124,9 +126,11 @@ def agentworldbench(context: dg.AssetExecutionContext, config: BenchSettings,
         raise FileNotFoundError(f"{storage.data_path}: no trajectory_split partition (build "
                                 "trajectory_split first)")
     left_out = [domain for domain in DOMAINS if domain not in domains]
+    removed = remove_samples(storage.data_path, left_out)
     if left_out:
         context.log.warning(f"no trajectory_split for {', '.join(left_out)}: the bench is "
-                            f"built over {', '.join(domains)} only")
+                            f"built over {', '.join(domains)} only; earlier samples removed: "
+                            f"{', '.join(removed) or 'none'}")
     samples, stats_rows = [], []
     for domain in domains:
         built, stats = build_domain(storage.data_path, domain, build)
@@ -149,6 +153,7 @@ def agentworldbench(context: dg.AssetExecutionContext, config: BenchSettings,
         "shortfall": sum(r["shortfall"] for r in stats_rows),
         "domains": ", ".join(domains),
         "domains_left_out": ", ".join(left_out) or "none",
+        "domains_removed": ", ".join(removed) or "none",
         "official_layout": dg.MetadataValue.path(str(official_dir(storage.data_path))),
     })
     yield check_result("samples_in_bench_pool",

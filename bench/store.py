@@ -15,6 +15,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from bench.official import official_file
 from bench.sample import BenchSample
 from bench.tables import AGENTWORLDBENCH
 from sources.schema import DOMAINS
@@ -47,6 +48,20 @@ def write_samples(samples: Sequence[BenchSample], data_dir: Path | str, domain: 
     write_parquet(pa.Table.from_pylist([_row(s) for s in samples], schema=AGENTWORLDBENCH.schema),
                   path)
     return path
+
+
+def remove_samples(data_dir: Path | str, domains: Iterable[str]) -> list[str]:
+    """Remove the samples of domains a build no longer makes (their agentworldbench partition
+    and official file), since the predictors read every domain on disk; returns the domains
+    that had any."""
+    removed = []
+    for domain in domains:
+        official = official_file(official_dir(data_dir), domain)
+        had_official = official.exists()
+        official.unlink(missing_ok=True)
+        if AGENTWORLDBENCH.remove_domain(data_dir, domain) or had_official:
+            removed.append(domain)
+    return removed
 
 
 def read_samples(data_dir: Path | str, domains: Iterable[str] = DOMAINS) -> list[BenchSample]:

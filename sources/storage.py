@@ -151,6 +151,22 @@ def _remove(path: Path) -> None:
         path.unlink(missing_ok=True)
 
 
+def remove_partition(data_dir: Path | str, table: str, domain: str) -> bool:
+    """Remove one domain's partition of a table (every shard of it) atomically: its folder is
+    renamed to a hidden name beside it, which no reader's `domain=*` glob matches, then
+    deleted. True when there was one. A killed remover's hidden folder goes with the next
+    call, as a killed writer's temporaries do."""
+    folder = partition_dir(data_dir, table, domain)
+    remove_stale_beside(folder)
+    if not folder.is_dir():
+        return False
+    old = folder.with_name(f".{folder.name}{OLD_SUFFIX}{owner_tag()}")
+    _remove(old)
+    folder.rename(old)
+    _remove(old)
+    return True
+
+
 @contextlib.contextmanager
 def atomic_path(out_path: Path | str) -> Iterator[Path]:
     """A temporary path beside `out_path`, moved onto it when the block succeeds.

@@ -40,7 +40,13 @@ from sources.schema import (
     TURN_COLUMN_DOCS,
     TURN_SCHEMA,
 )
-from sources.storage import domain_glob, partition_path, shard_keys, table_glob
+from sources.storage import (
+    domain_glob,
+    partition_path,
+    remove_partition,
+    shard_keys,
+    table_glob,
+)
 
 DESCRIPTION = b"description"  # the field-metadata key of a column's description
 Storage = Literal["parquet", "folder"]
@@ -146,6 +152,14 @@ class Table:
         """The given domains (in their order) whose partition is on disk: what a step over
         "every domain there is" reads, so a run over a subset of the domains stays one."""
         return [domain for domain in domains if self.has(data_dir, domain)]
+
+    def remove_domain(self, data_dir: Path | str, domain: str) -> bool:
+        """Remove the domain's partition (every shard of it) atomically; True when there was
+        one. For a step that no longer builds a domain: its old rows would be read as new."""
+        if not self.partitioned:
+            raise TypeError(f"table {self.name} is not partitioned by domain")
+        _record(self)
+        return remove_partition(data_dir, self.folder_name, domain)
 
     def paths(self, data_dir: Path | str, domains: tuple[str, ...] = DOMAINS) -> list[Path]:
         """The partition files present, in domain order (then shard order)."""

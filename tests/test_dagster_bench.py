@@ -15,8 +15,9 @@ from assets.resources import WorldtraceStorage
 from assets.splits import trajectory_split
 from bench.official import read_official
 from bench.store import official_dir, read_samples
-from bench.tables import BENCH_SCORES
+from bench.tables import AGENTWORLDBENCH, BENCH_SCORES
 from quality.split import SplitConfig, split_trajectories
+from quality.tables import TRAJECTORY_SPLIT
 from sources.schema import DOMAINS
 from tests.tiny_lm import build_tiny_model
 
@@ -123,3 +124,35 @@ def test_trained_model_folders_join_the_predictors(tmp_path: Path) -> None:
     assert model_specs(model_folders(tmp_path, ["untrained_model", "cpt_model", "rl_model"])) == [
         f"hf_local:{tmp_path / 'models' / 'untrained_model'}",
         f"hf_local:{tmp_path / 'models' / 'rl_model'}"]
+
+
+def test_a_domain_no_longer_split_loses_its_earlier_samples(bench_corpus: Path,
+                                                            tmp_path: Path) -> None:
+    """A domain whose trajectory_split is gone (removed, or left out of a later run) kept its
+    earlier agentworldbench partition and official file, which bench_predictions then read as
+    this build's; the bench removes them (no hidden folder left) and its metadata says so."""
+    data = tmp_path / "data"
+    shutil.copytree(bench_corpus, data)
+    split_trajectories(data, DOMAINS, SplitConfig(bench_share=0.5))
+    storage = WorldtraceStorage(data_dir=str(data))
+
+    def build() -> dg.ExecuteInProcessResult:
+        return dg.materialize([agentworldbench], resources={"storage": storage}, run_config={
+            "ops": {"agentworldbench": {"config": {"per_domain": 2}}}})
+
+    assert build().success and AGENTWORLDBENCH.domains_present(data) == list(DOMAINS)
+    gone = ("mcp", "web")
+    for domain in gone:
+        shutil.rmtree(TRAJECTORY_SPLIT.path(data, domain).parent)
+    result = build()
+    assert result.success
+    kept = [domain for domain in DOMAINS if domain not in gone]
+    assert AGENTWORLDBENCH.domains_present(data) == kept
+    assert {s.domain for s in read_samples(data)} == set(kept)
+    assert sorted(path.name for path in official_dir(data).iterdir()) == sorted(
+        f"{domain}_test.jsonl" for domain in kept)
+    assert list(AGENTWORLDBENCH.dir(data).glob(".*")) == []
+    metadata = result.get_asset_materialization_events()[0].materialization.metadata
+    assert metadata["domains_left_out"].value == metadata["domains_removed"].value == "mcp, web"
+    assert build().get_asset_materialization_events()[0].materialization.metadata[
+        "domains_removed"].value == "none"

@@ -62,6 +62,21 @@ def test_the_domains_present_are_those_with_a_partition_on_disk(tmp_path) -> Non
     assert split.domains_present(tmp_path, ["mcp"]) == []
 
 
+def test_a_domain_is_removed_whole_by_the_layout_rule(tmp_path) -> None:
+    """Every shard of the domain goes, the other domains stay, nothing hidden is left; a table
+    without domains refuses."""
+    turns = tables.table("raw_turns")
+    for domain, shard in (("web", "0"), ("web", "1"), ("mcp", "0")):
+        path = turns.path(tmp_path, domain, shard)
+        path.parent.mkdir(parents=True)
+        path.write_bytes(b"")
+    assert turns.remove_domain(tmp_path, "web") and not turns.remove_domain(tmp_path, "web")
+    assert turns.domains_present(tmp_path) == ["mcp"]
+    assert sorted(p.name for p in turns.dir(tmp_path).iterdir()) == ["domain=mcp"]
+    with pytest.raises(TypeError, match="not partitioned"):
+        tables.table("dedup_signatures").remove_domain(tmp_path, "web")
+
+
 def test_written_files_have_the_declared_columns(curated_pipeline) -> None:
     checked, mismatches = [], []
     for table in tables.registered():
