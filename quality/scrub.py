@@ -23,6 +23,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -36,6 +37,7 @@ from sources.storage import ParquetSink
 TRAJECTORY_TEXT_FIELDS = ("task", "system_prompt", "metadata")
 TURN_TEXT_FIELDS = ("action", "observation")
 READ_ROWS = 2048
+
 
 class Placeholders:
     """Typed placeholders numbered within one trajectory: one value, one placeholder."""
@@ -61,6 +63,11 @@ class ScrubStats:
     kinds: Counter[str] = field(default_factory=Counter)
     fields: Counter[str] = field(default_factory=Counter)
     seconds: float = 0.0
+
+    def read(self, names: Sequence[str]) -> None:
+        """Count fields as read: listed with 0 values replaced until one is found."""
+        for name in names:
+            self.fields.setdefault(name, 0)
 
     @property
     def replaced(self) -> int:
@@ -103,9 +110,10 @@ def scrub_partition(trajectories_path: Path, turns_path: Path, out_trajectories:
                     out_turns: Path, out_findings: Path) -> ScrubStats:
     """Write scrubbed copies of one partition's trajectories and turns, and its findings.
 
-    The rows stay Arrow batches: only a text that passes a gate (`gated_kinds`, a batch of a
-    column at once) is read into Python and scrubbed, and a batch is written with the cells
-    that changed replaced, in the row groups a row-by-row copy has (ParquetSink)."""
+    The rows stay Arrow batches: a batch of trajectories and their turns goes through the gate
+    pass (only a text that passes a gate, `gated_kinds`, a batch of a column at once, is read
+    into Python and scrubbed) and then the write pass (the batch with the cells that changed
+    replaced, in the row groups a row-by-row copy has: ParquetSink)."""
     stats = ScrubStats()
     started = time.perf_counter()
     turns = _TurnStream(turns_path)
@@ -116,50 +124,82 @@ def scrub_partition(trajectories_path: Path, turns_path: Path, out_trajectories:
                                                              TRAJECTORY_TEXT_FIELDS):
             n_turns = trajectories["n_turns"].to_numpy(zero_copy_only=False).astype(np.int64)
             batch_turns, turn_gates = turns.take(trajectories["trajectory_id"], n_turns)
-            first_turn = np.r_[0, np.cumsum(n_turns)]
-            for names, table in ((TRAJECTORY_TEXT_FIELDS, trajectories),
-                                 (TURN_TEXT_FIELDS, batch_turns)):
-                for name in names if table.num_rows else ():
-                    stats.fields[name] += 0  # (every field read is counted, found or not)
-            changed: dict[tuple[str, str], dict[int, str]] = {}  # (table, field) -> row: text
-            for k in _trajectories_to_read(trajectory_gates, turn_gates, first_turn):
-                placeholders = Placeholders()
-                cells = [("trajectories", name, k, gates[k], None) for name, gates in
-                         zip(TRAJECTORY_TEXT_FIELDS, trajectory_gates, strict=True)]
-                cells += [("turns", name, row, gates[row], row) for row in
-                          range(first_turn[k], first_turn[k + 1]) for name, gates in
-                          zip(TURN_TEXT_FIELDS, turn_gates, strict=True)]
-                for table_name, name, row, kinds, turn_row in cells:
-                    if not kinds:  # no gate passed: nothing to find (scrub_text's shortcut)
-                        continue
-                    table = trajectories if table_name == "trajectories" else batch_turns
-                    text = table[name][row].as_py()
-                    scrubbed, replaced = _scrub_field(text, name, kinds, placeholders)
-                    if not replaced:
-                        continue
-                    changed.setdefault((table_name, name), {})[row] = scrubbed
-                    stats.fields[name] += len(replaced)
-                    stats.kinds.update(kind for kind, _ in replaced)
-                    turn_index = (None if turn_row is None
-                                  else batch_turns["turn_index"][turn_row].as_py())
-                    finding_sink.write_many(
-                        {"domain": trajectories["domain"][k].as_py(),
-                         "trajectory_id": trajectories["trajectory_id"][k].as_py(),
-                         "turn_index": turn_index, "field": name, "kind": kind,
-                         "placeholder": placeholder}
-                        for kind, placeholder in replaced)
-            for names, table, sink, table_name in (
-                    (TRAJECTORY_TEXT_FIELDS, trajectories, trajectory_sink, "trajectories"),
-                    (TURN_TEXT_FIELDS, batch_turns, turn_sink, "turns")):
-                for name in names:
-                    if (table_name, name) in changed:
-                        table = _replaced(table, name, changed[(table_name, name)])
-                sink.write_table(table)
+            batch = _Batch(trajectories, batch_turns, trajectory_gates, turn_gates,
+                           np.r_[0, np.cumsum(n_turns)])
+            changed, findings = _gate_pass(batch, stats)
+            _write_pass(batch, changed, trajectory_sink, turn_sink)
+            finding_sink.write_many(findings)
             stats.trajectories += trajectories.num_rows
             stats.turns += batch_turns.num_rows
         turns.check_exhausted(trajectories_path)
     stats.seconds = time.perf_counter() - started
     return stats
+
+
+Gates = list[list[tuple[str, ...]]]  # per text field, per row: the kinds whose gate it passed
+Changed = dict[tuple[str, str], dict[int, str]]  # (table, field) -> row -> scrubbed text
+
+
+@dataclass(frozen=True)
+class _Batch:
+    """A batch of trajectories and their turns (first_turn[k]: the row of trajectory k's first
+    turn; first_turn[-1]: the turns in all), with each text field's gates."""
+
+    trajectories: pa.Table
+    turns: pa.Table
+    trajectory_gates: Gates
+    turn_gates: Gates
+    first_turn: np.ndarray
+
+
+def _gate_pass(batch: _Batch, stats: ScrubStats) -> tuple[Changed, list[dict[str, Any]]]:
+    """Scrub the texts of a batch that passed a gate, a trajectory at a time, its placeholders
+    numbered over its own texts in order (task, system prompt, metadata, then each turn's
+    action and observation). Returns the new text of every changed cell and one findings row
+    per value replaced; counts every field read (found or not) and every replacement."""
+    for names, table in ((TRAJECTORY_TEXT_FIELDS, batch.trajectories),
+                         (TURN_TEXT_FIELDS, batch.turns)):
+        if table.num_rows:
+            stats.read(names)
+    changed: Changed = {}
+    findings: list[dict[str, Any]] = []
+    for k in _trajectories_to_read(batch.trajectory_gates, batch.turn_gates, batch.first_turn):
+        placeholders = Placeholders()
+        cells = [("trajectories", name, k, gates[k]) for name, gates in
+                 zip(TRAJECTORY_TEXT_FIELDS, batch.trajectory_gates, strict=True)]
+        cells += [("turns", name, row, gates[row]) for row in
+                  range(batch.first_turn[k], batch.first_turn[k + 1]) for name, gates in
+                  zip(TURN_TEXT_FIELDS, batch.turn_gates, strict=True)]
+        for table_name, name, row, kinds in cells:
+            if not kinds:  # no gate passed: nothing to find (scrub_text's shortcut)
+                continue
+            table = batch.trajectories if table_name == "trajectories" else batch.turns
+            scrubbed, replaced = _scrub_field(table[name][row].as_py(), name, kinds,
+                                              placeholders)
+            if not replaced:
+                continue
+            changed.setdefault((table_name, name), {})[row] = scrubbed
+            stats.fields[name] += len(replaced)
+            stats.kinds.update(kind for kind, _ in replaced)
+            turn_index = batch.turns["turn_index"][row].as_py() if table_name == "turns" else None
+            findings += [{"domain": batch.trajectories["domain"][k].as_py(),
+                          "trajectory_id": batch.trajectories["trajectory_id"][k].as_py(),
+                          "turn_index": turn_index, "field": name, "kind": kind,
+                          "placeholder": placeholder} for kind, placeholder in replaced]
+    return changed, findings
+
+
+def _write_pass(batch: _Batch, changed: Changed, trajectory_sink: ParquetSink,
+                turn_sink: ParquetSink) -> None:
+    """Write the batch's trajectories and turns, each column with changed cells rebuilt with
+    them in place (every other column, and the row groups, as a plain copy)."""
+    for names, table, sink, table_name in (
+            (TRAJECTORY_TEXT_FIELDS, batch.trajectories, trajectory_sink, "trajectories"),
+            (TURN_TEXT_FIELDS, batch.turns, turn_sink, "turns")):
+        for name in names:
+            if (table_name, name) in changed:
+                table = _replaced(table, name, changed[(table_name, name)])
+        sink.write_table(table)
 
 
 def _scrub_field(text: str | None, name: str, kinds: tuple[str, ...],
@@ -195,7 +235,7 @@ def _replaced(table: pa.Table, name: str, cells: dict[int, str]) -> pa.Table:
     return table.set_column(table.schema.get_field_index(name), table.schema.field(name), new)
 
 
-Gated = tuple[pa.Table, list[list[tuple[str, ...]]]]  # a batch, its text fields' gates
+Gated = tuple[pa.Table, Gates]  # a batch, its text fields' gates
 
 
 def _gated_batches(path: Path, text_fields: Sequence[str]) -> Iterator[Gated]:

@@ -10,18 +10,29 @@ import string
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from quality.checks import nothing_left_to_scrub
-from quality.scrub import Placeholders, scrub_partition, scrub_text
-from quality.secrets import find_sensitive
+from quality.scrub import (
+    TRAJECTORY_TEXT_FIELDS,
+    TURN_TEXT_FIELDS,
+    Placeholders,
+    ScrubStats,
+    _Batch,
+    _gate_pass,
+    _write_pass,
+    scrub_partition,
+    scrub_text,
+)
+from quality.secrets import find_sensitive, gated_kinds
 from quality.tables import SCRUB_FINDINGS, SCRUBBED_TRAJECTORIES, SCRUBBED_TURNS
 from sources.catalog import load_catalog
 from sources.ingest import write_tables
 from sources.schema import DOMAINS
-from sources.storage import partition_path
+from sources.storage import ParquetSink, partition_path
 from sources.tables import RAW_TRAJECTORIES, RAW_TURNS
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -212,3 +223,39 @@ def test_placeholders_are_consistent_within_a_trajectory_and_restart_in_the_next
 ])
 def test_look_alikes_are_not_findings(text: str) -> None:
     assert find_sensitive(text) == []
+
+
+def test_the_gate_pass_scrubs_and_the_write_pass_writes(tmp_path: Path) -> None:
+    """scrub_partition's two passes over a batch: the gate pass writes nothing and returns the
+    scrubbed text of each changed cell (one trajectory's placeholders shared by its task and
+    its turns) and a findings row per value, listing every field read (0 where nothing was
+    found); the write pass puts those cells in place and copies every other cell."""
+    trajectories = pa.table({
+        "domain": ["mcp", "mcp"], "trajectory_id": ["t1", "t2"],
+        "task": ["mail ops-team@corp-mail.com", "plain"], "system_prompt": ["", ""],
+        "metadata": ["{}", "{}"], "n_turns": [1, 1]})
+    turns = pa.table({
+        "trajectory_id": ["t1", "t2"], "turn_index": [0, 0], "action": ["ls", "ls"],
+        "observation": ["again ops-team@corp-mail.com, call +1 415-555-0134", "nothing"]})
+    batch = _Batch(trajectories, turns,
+                   [gated_kinds(trajectories[n].combine_chunks()) for n in TRAJECTORY_TEXT_FIELDS],
+                   [gated_kinds(turns[n].combine_chunks()) for n in TURN_TEXT_FIELDS],
+                   np.array([0, 1, 2]))
+    stats = ScrubStats()
+    changed, findings = _gate_pass(batch, stats)
+    assert changed == {("trajectories", "task"): {0: "mail <EMAIL_1>"},
+                       ("turns", "observation"): {0: "again <EMAIL_1>, call <PHONE_1>"}}
+    assert [(f["trajectory_id"], f["turn_index"], f["field"], f["placeholder"])
+            for f in findings] == [("t1", None, "task", "<EMAIL_1>"),
+                                   ("t1", 0, "observation", "<EMAIL_1>"),
+                                   ("t1", 0, "observation", "<PHONE_1>")]
+    assert list(stats.fields.items()) == [("task", 1), ("system_prompt", 0), ("metadata", 0),
+                                          ("action", 0), ("observation", 2)]
+    assert list(tmp_path.iterdir()) == []
+    with (ParquetSink(tmp_path / "t.parquet", trajectories.schema) as trajectory_sink,
+          ParquetSink(tmp_path / "u.parquet", turns.schema) as turn_sink):
+        _write_pass(batch, changed, trajectory_sink, turn_sink)
+    assert pq.read_table(tmp_path / "t.parquet").to_pydict() == {
+        **trajectories.to_pydict(), "task": ["mail <EMAIL_1>", "plain"]}
+    assert pq.read_table(tmp_path / "u.parquet").to_pydict() == {
+        **turns.to_pydict(), "observation": ["again <EMAIL_1>, call <PHONE_1>", "nothing"]}
