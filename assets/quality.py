@@ -124,8 +124,8 @@ def seconds_table(seconds: dict[str, float]) -> dg.MetadataValue:
 
 @dg.asset(partitions_def=shard_partitions,
           deps=whole_domain(*reads(RAW_TURNS, RAW_TRAJECTORIES)), **INFO,
-          # its rows are consumed (and removed) by turn_features, so its step checks them as it
-          # writes them, rather than a check that could be run again later
+          # checked in its own step, as it writes them: turn_features must not count the
+          # domain from a shard that lacks rows
           check_specs=[shard_check(
               "one_row_per_turn", "staged_turn_features", "One staged row for every raw turn "
               "of the shard; blocking: turn_features counts the domain from these rows.",
@@ -136,7 +136,8 @@ def staged_turn_features(context: dg.AssetExecutionContext, config: FeatureSetti
     """Steps 1 and 2 of turn_features for one shard of a domain: the domain's common words (a
     sample of every shard, the same for each), then every feature of the shard's turns but the
     two corpus frequencies, with the MinHash signatures turn_features counts those from over
-    the whole domain. The heaviest per-turn work, one step per shard."""
+    the whole domain. The heaviest per-turn work, one step per shard. The files stay after
+    turn_features reads them (it reruns from them), at about 1 KB a turn."""
     domain, shard = domain_and_shard(context)
     feature_config = config.feature_config()
     data = storage.data_path
@@ -165,8 +166,10 @@ def turn_features(context: dg.AssetExecutionContext, config: FeatureSettings,
     MinHash: overlap with the action and with earlier context, novelty, Jaccard with the
     previous and the most similar earlier observation, length ratios, corpus frequency
     (boilerplate, counted over the whole domain), error flag. Step 3: the two corpus
-    frequencies over the domain from every shard's staged_turn_features (then removed), and
-    each shard's file."""
+    frequencies over the domain from every shard's staged_turn_features, and each shard's
+    file. The staged partitions stay on disk, as materialized (so this reruns alone, e.g.
+    with another corpus_frequency_threshold), at about 1 KB of signatures a turn
+    (`staged_mb`)."""
     domain = context.partition_key
     feature_config = config.feature_config()
     data = storage.data_path
@@ -174,7 +177,7 @@ def turn_features(context: dg.AssetExecutionContext, config: FeatureSettings,
     order = order_of_domain(data, domain)
     seconds = {"domain_order": time.perf_counter() - clock,
                "corpus_frequency": finish_domain_features(data, data, domain, order,
-                                                          feature_config)}
+                                                          feature_config, keep_staged=True)}
     turns_per_second = order.rows / max(sum(seconds.values()), 1e-9)
     context.log.info(f"{domain}: {order.rows} turns over {len(order.positions)} shards, "
                      f"{turns_per_second:,.0f} turns/s ({feature_config})")
@@ -192,6 +195,8 @@ def turn_features(context: dg.AssetExecutionContext, config: FeatureSettings,
             xlabel="share of the observation's shingles never seen before")),
         "turns_per_second": round(turns_per_second),
         "seconds_per_step": seconds_table(seconds),
+        "staged_mb": round(sum(path.stat().st_size for path in
+                               STAGED_TURN_FEATURES.domain_files(data, domain)) / 1e6, 2),
     })
 
 

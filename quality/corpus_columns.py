@@ -127,11 +127,10 @@ def domain_frequencies(staged_paths: Sequence[Path], order: DomainOrder,
 def finish_turn_features(staged_paths: Sequence[Path], out_paths: Sequence[Path],
                          order: DomainOrder, config: FeatureConfig) -> None:
     """Every shard's turn_features (atomic), from its staged rows and the domain's corpus
-    frequencies; the staged files are removed."""
+    frequencies. The staged files stay: whoever staged them decides when they go."""
     frequencies = domain_frequencies(staged_paths, order, config)
     for staged, out, columns in zip(staged_paths, out_paths, frequencies, strict=True):
         write_turn_features(staged, out, columns, config)
-        Path(staged).unlink()
 
 
 def write_turn_features(staged: Path, out_path: Path, frequencies: dict[str, pa.Array],

@@ -136,6 +136,7 @@ def compute_turn_features(turns_path: Path, out_path: Path,
     stats = stage_turn_features(turns_path, staged_path(Path(out_path)), config, common)
     clock = time.perf_counter()
     finish_turn_features([staged_path(Path(out_path))], [Path(out_path)], order, config)
+    staged_path(Path(out_path)).unlink()  # staged here, for this call only
     stats.seconds["corpus_frequency"] += time.perf_counter() - clock
     return stats
 
@@ -184,8 +185,8 @@ def _staged_compression(schema: pa.Schema) -> dict[str, str]:
     """zstd for the staged file's columns but its signatures, which are stored as they are:
     MinHash values are uniformly random, so zstd saves none of their 1 KB a turn and costs
     more CPU to write and read them back than the rest of the file (measured: 2.7 against
-    0.9 CPU s for 148k turns' two signatures). The staged file is removed once step 3 has
-    read it; turn_features is written from its values, so its bytes do not change."""
+    0.9 CPU s for 148k turns' two signatures). turn_features is written from its values, so
+    its bytes do not change."""
     return {name: "none" if name in SIGNATURE_COLUMNS else "zstd" for name in schema.names}
 
 

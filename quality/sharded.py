@@ -15,7 +15,6 @@ shard.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import shutil
 import time
@@ -131,11 +130,12 @@ def stage_shard(data_dir: Path, out_dir: Path, domain: str, shard: str,
 
 
 def finish_domain_features(data_dir: Path, out_dir: Path, domain: str, order: DomainOrder,
-                           config: FeatureConfig) -> float:
+                           config: FeatureConfig, keep_staged: bool = False) -> float:
     """Step 3: the corpus frequencies over the domain's staged shards (those of its raw turns,
     each checked against what it was staged from: quality/staged_features.py), then every
-    shard's turn_features; the staged files are removed, and output or staged shards the input
-    lacks dropped. Returns its seconds."""
+    shard's turn_features; output or staged shards the input lacks are dropped, and the staged
+    files removed unless `keep_staged` (the staged_turn_features asset's partitions: Dagster
+    records them as materialized, and turn_features reruns from them). Returns its seconds."""
     clock = time.perf_counter()
     shards = _shards_of(data_dir, domain)
     staged = [STAGED_TURN_FEATURES.path(out_dir, domain, s) for s in shards]
@@ -146,10 +146,9 @@ def finish_domain_features(data_dir: Path, out_dir: Path, domain: str, order: Do
     check_staged(staged, [RAW_TURNS.path(data_dir, domain, s) for s in shards], config)
     finish_turn_features(staged, [TURN_FEATURES.path(out_dir, domain, s) for s in shards],
                          order, config)
-    for folder in [*(path.parent for path in staged), staged[0].parent.parent]:
-        with contextlib.suppress(OSError):  # the staged files' folders, once empty
-            folder.rmdir()
     _drop_lost_shards(data_dir, domain, (TURN_FEATURES, STAGED_TURN_FEATURES), out_dir)
+    if not keep_staged:
+        STAGED_TURN_FEATURES.remove_domain(out_dir, domain)
     return time.perf_counter() - clock
 
 

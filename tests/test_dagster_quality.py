@@ -6,6 +6,7 @@ import collections
 import itertools
 from pathlib import Path
 
+import dagster as dg
 import pyarrow.parquet as pq
 import pytest
 from shard_runs import ShardRuns, materialize_domain
@@ -75,3 +76,29 @@ def test_webarena_pages_that_did_not_change_are_unchanged(traces_dir: Path, tmp_
         if same_trajectory and turn["observation"] == previous["observation"]:
             assert category[turn["trajectory_id"], turn["turn_index"]] == "unchanged"
     assert sum(c == "unchanged" for c in category.values()) >= 2
+
+
+def test_turn_features_reruns_alone_from_the_staged_partitions(traces_dir: Path,
+                                                              tmp_path: Path) -> None:
+    """The staged_turn_features partitions Dagster records as materialized are on disk after
+    turn_features read them (it removed them, and a rerun of turn_features alone, as the UI's
+    Materialize button or a new corpus_frequency_threshold launches it, failed with "no
+    staged_turn_features"); the rerun gives the same bytes with the same settings."""
+    from quality.tables import STAGED_TURN_FEATURES, TURN_FEATURES
+
+    assert materialize_fixtures(tmp_path, "terminal").success
+    staged = STAGED_TURN_FEATURES.domain_files(tmp_path, "terminal")
+    assert staged and all(path.stat().st_size for path in staged)
+    before = [path.read_bytes() for path in TURN_FEATURES.domain_files(tmp_path, "terminal")]
+    storage = WorldtraceStorage(data_dir=str(tmp_path),
+                                catalog=str(REPO_ROOT / "sources.example.toml"))
+    again = dg.materialize([turn_features], partition_key="terminal",
+                           resources={"storage": storage})
+    assert again.success
+    assert [path.read_bytes() for path in TURN_FEATURES.domain_files(tmp_path, "terminal")
+            ] == before
+    metadata = again.asset_materializations_for_node("turn_features")[0].metadata
+    assert metadata["staged_mb"].value == round(sum(p.stat().st_size for p in staged) / 1e6, 2)
+    assert dg.materialize([turn_features], partition_key="terminal", resources={
+        "storage": storage}, run_config={"ops": {"turn_features": {"config": {
+            "corpus_frequency_threshold": 0.5}}}}).success
