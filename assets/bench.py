@@ -143,7 +143,7 @@ def agentworldbench(context: dg.AssetExecutionContext, config: BenchSettings,
                            "categories": dict(sorted(stats.per_category.items()))})
         context.log.info(f"{domain}: {stats.built}/{stats.requested} samples "
                          f"(shortfall {stats.shortfall})")
-    write_official(samples, official_dir(storage.data_path))
+    write_official(samples, official_dir(storage.data_path), domains)
     yield dg.MaterializeResult(metadata={
         **table_metadata(AGENTWORLDBENCH, storage.data_path, None,
                                  ["id", "source", "turn_idx", "category", "current_action",

@@ -209,12 +209,17 @@ def read_official(bench_dir: Path | str) -> tuple[list[BenchSample], list[Import
     return samples, problems
 
 
-def write_official(samples: Iterable[BenchSample], out_dir: Path | str) -> dict[str, int]:
+def write_official(samples: Iterable[BenchSample], out_dir: Path | str,
+                   domains: Iterable[str] = ()) -> dict[str, int]:
     """Write samples as <out_dir>/<domain>_test.jsonl (atomically, one file per domain present,
-    in the order given); returns the count per domain."""
+    in the order given); returns the count per domain. Each of `domains` without a sample (a
+    build's domain that drew none) has its file removed: an earlier build's would be read as
+    this one's."""
     by_domain: dict[str, list[BenchSample]] = {}
     for sample in samples:
         by_domain.setdefault(sample.domain, []).append(sample)
+    for domain in set(domains) - set(by_domain):
+        official_file(out_dir, domain).unlink(missing_ok=True)
     for domain, group in by_domain.items():
         with atomic_path(official_file(out_dir, domain)) as tmp:
             with tmp.open("w", encoding="utf-8") as handle:

@@ -57,6 +57,17 @@ def test_round_trip_every_domain(tmp_path: Path) -> None:
     assert sorted(back, key=lambda s: s.id) == sorted(samples, key=lambda s: s.id)
 
 
+def test_a_domain_built_without_samples_replaces_its_earlier_file(tmp_path: Path) -> None:
+    """A build that draws no sample of a domain it built (an empty bench pool, a count of 0)
+    left that domain's earlier file, read back as this build's samples; it is removed, as a
+    fresh build writes none."""
+    write_official([_sample("mcp"), _sample("web")], tmp_path)
+    assert write_official([_sample("web")], tmp_path, ["mcp", "web"]) == {"web": 1}
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["web_test.jsonl"]
+    back, problems = read_official(tmp_path)
+    assert problems == [] and back == [_sample("web")]
+
+
 def test_round_trip_of_built_samples(bench_corpus: Path, tmp_path: Path) -> None:
     from bench_corpus import pools
 

@@ -136,9 +136,9 @@ def test_a_domain_no_longer_split_loses_its_earlier_samples(bench_corpus: Path,
     split_trajectories(data, DOMAINS, SplitConfig(bench_share=0.5))
     storage = WorldtraceStorage(data_dir=str(data))
 
-    def build() -> dg.ExecuteInProcessResult:
+    def build(**counts: int) -> dg.ExecuteInProcessResult:
         return dg.materialize([agentworldbench], resources={"storage": storage}, run_config={
-            "ops": {"agentworldbench": {"config": {"per_domain": 2}}}})
+            "ops": {"agentworldbench": {"config": {"per_domain": 2, "counts": counts}}}})
 
     assert build().success and AGENTWORLDBENCH.domains_present(data) == list(DOMAINS)
     gone = ("mcp", "web")
@@ -156,3 +156,6 @@ def test_a_domain_no_longer_split_loses_its_earlier_samples(bench_corpus: Path,
     assert metadata["domains_left_out"].value == metadata["domains_removed"].value == "mcp, web"
     assert build().get_asset_materialization_events()[0].materialization.metadata[
         "domains_removed"].value == "none"
+    # a domain built with no sample: its earlier official file goes (its partition is empty)
+    assert build(search=0).success and "search" not in {s.domain for s in read_samples(data)}
+    assert not (official_dir(data) / "search_test.jsonl").exists()
