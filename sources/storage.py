@@ -97,6 +97,11 @@ def _temp_beside(path: Path) -> Path:
     return path.with_name(f".{path.name}{TEMP_SUFFIX}{owner_tag()}")
 
 
+def _old_beside(path: Path) -> Path:
+    """The hidden name a folder is moved to before it is deleted (replaced or removed)."""
+    return path.with_name(f".{path.name}{OLD_SUFFIX}{owner_tag()}")
+
+
 def process_alive(pid: int) -> bool:
     """True when a process with this id runs on this machine (signal 0 probes, sends nothing)."""
     try:
@@ -160,7 +165,7 @@ def remove_partition(data_dir: Path | str, table: str, domain: str) -> bool:
     remove_stale_beside(folder)
     if not folder.is_dir():
         return False
-    old = folder.with_name(f".{folder.name}{OLD_SUFFIX}{owner_tag()}")
+    old = _old_beside(folder)
     _remove(old)
     folder.rename(old)
     _remove(old)
@@ -183,7 +188,7 @@ def atomic_path(out_path: Path | str) -> Iterator[Path]:
     try:
         yield tmp
         if tmp.is_dir() and out_path.is_dir():
-            old = out_path.with_name(f".{out_path.name}{OLD_SUFFIX}{owner_tag()}")
+            old = _old_beside(out_path)
             out_path.rename(old)
             tmp.rename(out_path)
             shutil.rmtree(old, ignore_errors=True)
