@@ -3,6 +3,7 @@ per million turns at each size, and whether it grows linearly.
 
     python benchmarks/perf_scale.py [--sizes 1000000,3000000,10000000] [--shards 4]
         [--workers 2] [--seed 0] [--work-dir DIR] [--keep-data]
+        [--stages generate,ingest,quality] [--drop-corpus] [--record FILE]
 
 For each size: native-format trace files of about that many turns over the seven domains
 (sources/factory/scale.py; cached in WORK/<size>/corpus and reused when size and seed match),
@@ -16,6 +17,12 @@ ratio of the largest size's cost to the smallest's (about 1 is linear; the curve
 up). The data of a size is deleted after it is measured unless --keep-data (10M turns need
 tens of GB). Ends with one `result:` line. Not a test: a measurement on whatever machine runs it
 (it prints the load average; CPU seconds are the figure to compare on a shared machine).
+
+At 10M turns on one small disk: `--drop-corpus` deletes a size's native files once they are
+ingested (the quality stage reads only the Parquet), and `--stages` runs part of the chain (the
+quality stage alone reuses the data an earlier `--stages generate,ingest --keep-data` left).
+`--record FILE` appends each stage's figures as a JSON line and prints the cost table over every
+run recorded there, so sizes measured in separate runs make one curve.
 """
 
 from __future__ import annotations
@@ -160,6 +167,22 @@ def cost_table(rows: list[dict]) -> list[dict]:
     return table
 
 
+def recorded(path: Path | None, new: dict | None = None) -> list[dict]:
+    """The figures recorded in `path` (JSON lines), after appending `new` if given."""
+    if path is None:
+        return [new] if new else []
+    if new:
+        with path.open("a") as handle:
+            handle.write(json.dumps(new, sort_keys=True) + "\n")
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] \
+        if path.exists() else []
+
+
+def latest_per_stage_and_size(rows: list[dict]) -> list[dict]:
+    """The last recorded run of each (stage, size): a rerun replaces an earlier figure."""
+    return list({(r["stage"], r["size"]): r for r in rows}.values())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000000,3000000,10000000")
@@ -168,6 +191,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--work-dir", type=Path, default=Path("/tmp/worldtrace-scale"))
     parser.add_argument("--keep-data", action="store_true")
+    parser.add_argument("--stages", default=",".join(STAGES))
+    parser.add_argument("--drop-corpus", action="store_true")
+    parser.add_argument("--record", type=Path, default=None)
     parser.add_argument("--child", nargs=7, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -175,6 +201,9 @@ def main() -> None:
         child(stage, Path(work), int(size), int(shards), int(workers), int(seed), Path(result))
         return
     sizes = [int(s) for s in args.sizes.split(",")]
+    stages = [s for s in STAGES if s in args.stages.split(",")]
+    if unknown := set(args.stages.split(",")) - set(STAGES):
+        parser.error(f"--stages: unknown {sorted(unknown)}; choose from {', '.join(STAGES)}")
     print(f"scale: sizes {sizes}, {args.shards} shards a domain, {args.workers} workers, "
           f"load {load_average()}", flush=True)
     rows = []
@@ -184,16 +213,31 @@ def main() -> None:
         work.mkdir(parents=True, exist_ok=True)
         stamp = work / "corpus.json"
         wanted = {"size": size, "seed": args.seed}
-        for stage in STAGES:
+        for stage in stages:
             if stage == "generate" and stamp.exists() and json.loads(stamp.read_text()) == wanted:
                 print(f"{size:>11,} generate  reusing {work / 'corpus'}", flush=True)
                 continue
+            if stage == "ingest" and not stamp.exists():
+                raise SystemExit(f"{work / 'corpus'}: no corpus of {size:,} turns to ingest "
+                                 "(it was dropped, or never generated); add generate to --stages")
+            if stage == "quality" and not (work / "data").is_dir():
+                raise SystemExit(f"{work / 'data'}: no ingested data of {size:,} turns; add "
+                                 "ingest to --stages (with --keep-data when run apart)")
             rows.append(run_stage(stage, work, size, args))
+            recorded(args.record, rows[-1])
             if stage == "generate":
                 stamp.write_text(json.dumps(wanted))
+            if stage == "ingest" and args.drop_corpus:
+                stamp.unlink()  # (first: a half-deleted corpus is never taken as cached)
+                shutil.rmtree(work / "corpus")
+                print(f"{size:>11,} ingest    dropped the native files ({work / 'corpus'})",
+                      flush=True)
         if not args.keep_data:
             for folder in ("data", "quality"):
                 shutil.rmtree(work / folder, ignore_errors=True)
+    if args.record:
+        rows = latest_per_stage_and_size(recorded(args.record))
+        print(f"\n(every run recorded in {args.record}: {len(rows)} stage figures)")
     print("\ncost per million turns (wall s / CPU s) by size; CPU ratio largest / smallest:")
     table = cost_table(rows)
     for entry in table:
