@@ -77,11 +77,16 @@ def read_samples(data_dir: Path | str, domains: Iterable[str] = DOMAINS) -> list
 def write_rows(rows: Sequence[dict[str, Any]], data_dir: Path | str, table: Table
                ) -> dict[str, int]:
     """Rows split by their `domain` into {table}/domain=<d>/part-0.parquet; rows per domain.
-    Every domain is written (an empty file for a domain without rows), so no stale file stays."""
+    A domain without rows has no partition: an earlier run's is removed, so no stale file stays
+    and a run over some domains leaves no empty partitions of the others."""
     counts = {}
     for domain in DOMAINS:
         mine = [row for row in rows if row["domain"] == domain]
-        write_parquet(pa.Table.from_pylist(mine, schema=table.schema), table.path(data_dir, domain))
+        if mine:
+            write_parquet(pa.Table.from_pylist(mine, schema=table.schema),
+                          table.path(data_dir, domain))
+        else:
+            table.remove_domain(data_dir, domain)
         counts[domain] = len(mine)
     return counts
 

@@ -15,7 +15,7 @@ from assets.resources import WorldtraceStorage
 from assets.splits import trajectory_split
 from bench.official import read_official
 from bench.store import official_dir, read_samples
-from bench.tables import AGENTWORLDBENCH, BENCH_SCORES
+from bench.tables import AGENTWORLDBENCH, BENCH_PREDICTIONS, BENCH_SCORES
 from quality.split import SplitConfig, split_trajectories
 from quality.tables import TRAJECTORY_SPLIT
 from sources.schema import DOMAINS
@@ -101,6 +101,9 @@ def test_a_run_over_some_domains_benches_those_and_names_the_others(bench_corpus
     with (data / "leaderboard" / "leaderboard.csv").open(encoding="utf-8") as handle:
         rows = {row["predictor"]: row for row in csv.DictReader(handle)}
     assert (rows["copy_last"]["domains"], rows["copy_last"]["samples"]) == ("2", "6")
+    # the per-domain bench tables hold the run's domains only: no empty file for the others
+    for table in (BENCH_PREDICTIONS, BENCH_SCORES):
+        assert table.domains_present(data) == list(kept), table.name
 
 
 def test_trained_model_folders_join_the_predictors(tmp_path: Path) -> None:

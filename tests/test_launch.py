@@ -10,10 +10,10 @@ from multiprocessing import get_context
 from pathlib import Path
 
 import dagster as dg
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from assets.jobs import PHASE_JOBS, RUN_JOBS
-from bench.store import write_rows
 from bench.tables import BENCH_SCORES
 from quality.features import compute_turn_features
 from quality.labels import label_turns, load_policy
@@ -21,6 +21,7 @@ from quality.tables import TURN_FEATURES, TURN_LABELS
 from sources.catalog import load_catalog
 from sources.ingest import write_tables
 from sources.schema import DOMAINS
+from sources.storage import write_parquet
 from sources.tables import RAW_TURNS
 from worldtrace.launch import (
     asset_job_name,
@@ -127,18 +128,21 @@ def test_the_shards_the_files_hash_to_are_registered_before_the_shard_runs(
 
 
 def test_a_subset_run_summary_counts_only_its_domains(tmp_path: Path) -> None:
-    """`worldtrace run --domains terminal`: the bench writes every domain's bench_scores
-    partition (empty for the six others); the summary names those as not in the run instead of
-    reporting 0 rows for them."""
+    """`worldtrace run --domains terminal` after a run over every domain: the data directory
+    still holds the other domains' partitions (here bench_scores, two rows each); the summary
+    names those domains as not in the run instead of counting their old rows."""
     row = {name: "x" for name in ("id", "source", "category", "predictor", "judge", "scoring",
-                                  "failure_reason", "evidence")}
-    write_rows([{**row, "domain": "terminal", "failed": False, "malformed": False,
-                 "copies_history": False}], tmp_path, BENCH_SCORES)
+                                  "failure_reason", "evidence", "domain")}
+    row.update(failed=False, malformed=False, copies_history=False)
+    for domain in DOMAINS:
+        write_parquet(pa.Table.from_pylist([{**row, "domain": domain}] * 2,
+                                           schema=BENCH_SCORES.schema),
+                      BENCH_SCORES.path(tmp_path, domain))
     text = summary(tmp_path, [], 3, 0, 60.0, "/home/x/.dagster_home", domains=["terminal"])
     lines = text.splitlines()
     header = next(line for line in lines if line.startswith("table"))
     assert header.split() == ["table", "terminal", "all"]
     assert next(line for line in lines if line.startswith("bench_scores")).split() == [
-        "bench_scores", "1", "1"]
+        "bench_scores", "2", "2"]
     left_out = [d for d in DOMAINS if d != "terminal"]
     assert f"Not in this run (not counted): {', '.join(left_out)}" in lines

@@ -2,8 +2,8 @@
 where the data and the release are, and how to open the UI. Read from the data directory.
 
 Only the domains of this run are counted: a run over a subset of the domains still finds
-partitions of the others (the bench's per-domain tables write every domain, an earlier run left
-its files), and a 0 or an old count there would read as this run's result."""
+partitions of the others (an earlier run left its files), and an old count there would read
+as this run's result."""
 
 from __future__ import annotations
 
