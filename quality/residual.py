@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from quality.minhash import MinHashConfig, signatures
+from quality.minhash import MinHashConfig, signatures, split_signatures
 from quality.shingles import Shingled, grams_at, per_shingle, shingle_words
 
 
@@ -104,8 +104,8 @@ def _bridging(words: np.ndarray, offsets: np.ndarray, in_action: np.ndarray,
 def observation_signatures(observation: Shingled, residual: Residual,
                            config: MinHashConfig) -> tuple[np.ndarray, np.ndarray]:
     """The MinHash signatures of every observation and of its residual (see the docstring)."""
-    kept = signatures(observation.keep(residual.kept), config)
-    observation_sig = np.minimum(kept, signatures(observation.keep(~residual.kept), config))
+    kept, taken = split_signatures(observation, residual.kept, config)
+    observation_sig = np.minimum(kept, taken)
     changed = residual.share > 0  # NaN (no words) and 0: the residual is the observation
     kept[changed] = np.minimum(kept[changed], signatures(residual.bridging, config))
     return observation_sig, kept
