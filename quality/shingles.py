@@ -1,4 +1,4 @@
-"""Word n-gram shingles, hashed in bulk: polars splits and hashes the words, numpy joins them.
+"""Word n-gram shingles, hashed in bulk: polars splits and hashes the words, numba joins them.
 
 A text becomes the set of its word n-grams ("shingles"), each one a 64-bit hash. Building the
 n-gram strings in Python is what makes naive MinHash slow (a Python object per shingle), so
@@ -7,7 +7,7 @@ nothing here touches a single word in Python:
 1. polars lowercases the texts, turns separators into spaces and splits, one column of words;
 2. polars hashes every word to 64 bits (`Series.hash`, fixed seed: stable within a polars
    version, which is all a run needs; nothing stores word hashes);
-3. numpy combines n consecutive word hashes into the shingle hash,
+3. a compiled loop (numba) combines n consecutive word hashes into the shingle hash,
    `mix64(sum_k C_k * w[j+k])` over odd 64-bit constants `C_k`, with no n-gram crossing a text's
    end. A text with 1 to n-1 words is one shingle of all its words; a text with none has none.
 
@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+import numba
 import numpy as np
 import polars as pl
 import pyarrow as pa
@@ -194,20 +195,46 @@ def shingle_words(hashes: np.ndarray, offsets: np.ndarray, ngram: int) -> Shingl
     """Join the word hashes of each text (offsets) into its n-gram shingle hashes."""
     lengths = np.diff(offsets)
     short = (lengths > 0) & (lengths < ngram)  # texts that become one shingle of all words
-    with np.errstate(over="ignore"):
-        starts = len(hashes) - ngram + 1
-        if (lengths >= ngram).any():  # (then there are at least n words)
-            acc = _weighted_sum([hashes[k : k + starts] for k in range(ngram)])
-        else:
-            acc = np.zeros(0, dtype=np.uint64)
-        first, length = offsets[:-1][short], lengths[short]
-        one = length.astype(np.uint64) * _SHORT_TEXT_MULTIPLIER
-        for k in range(ngram - 1):
-            has = k < length
-            one[has] += hashes[first[has] + k] * _POSITION_MULTIPLIERS[k]
-        shingled = per_shingle(offsets, ngram, acc, one)
-        _mix64(shingled.hashes)
-    return shingled
+    out_offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(np.maximum(lengths - ngram + 1, 0) + short, out=out_offsets[1:])
+    out = np.empty(int(out_offsets[-1]), dtype=np.uint64)
+    _join_grams(np.ascontiguousarray(hashes, dtype=np.uint64),
+                np.ascontiguousarray(offsets, dtype=np.int64), ngram, out)
+    return Shingled(out, out_offsets)
+
+
+@numba.njit(cache=True, nogil=True)
+def _join_grams(hashes: np.ndarray, offsets: np.ndarray, ngram: int, out: np.ndarray) -> None:
+    """`shingle_words`' loop, compiled (one pass, no n-wide temporaries: numpy's version was
+    memory-bound). Sums wrap around mod 2^64, so the order of the terms does not matter: the
+    same hashes as `_weighted_sum` + `_mix64`, and as `grams_at` for full n-grams."""
+    at = 0
+    for t in range(len(offsets) - 1):
+        lo, hi = offsets[t], offsets[t + 1]
+        if hi - lo >= ngram:
+            for j in range(lo, hi - ngram + 1):
+                acc = np.uint64(0)
+                for k in range(ngram):
+                    acc += hashes[j + k] * _POSITION_MULTIPLIERS[k]
+                out[at] = _mix64_one(acc)
+                at += 1
+        elif hi > lo:
+            acc = np.uint64(hi - lo) * _SHORT_TEXT_MULTIPLIER
+            for k in range(hi - lo):
+                acc += hashes[lo + k] * _POSITION_MULTIPLIERS[k]
+            out[at] = _mix64_one(acc)
+            at += 1
+
+
+@numba.njit(cache=True, inline="always")
+def _mix64_one(x: np.uint64) -> np.uint64:
+    """`_mix64` of one value (numba: every constant a uint64, or the arithmetic goes float)."""
+    x ^= x >> np.uint64(30)
+    x *= np.uint64(0xBF58476D1CE4E5B9)
+    x ^= x >> np.uint64(27)
+    x *= np.uint64(0x94D049BB133111EB)
+    x ^= x >> np.uint64(31)
+    return x
 
 
 def _weighted_sum(words: list[np.ndarray]) -> np.ndarray:
