@@ -45,6 +45,8 @@ import pyarrow.parquet as pq
 from quality.shingles import Shingled
 
 _EMPTY = np.uint32(0xFFFFFFFF)  # datasketch's initial hash value: the signature of an empty set
+# fmix32's two shift-multiply rounds (then a final shift by 16), as uint64 for numba
+_FMIX32 = ((np.uint64(16), np.uint64(0x85EBCA6B)), (np.uint64(13), np.uint64(0xC2B2AE35)))
 
 
 @dataclass(frozen=True)
@@ -141,11 +143,10 @@ def _min_hash(hashes: np.ndarray, offsets: np.ndarray, a: np.ndarray, b: np.ndar
     mask = np.uint64(0xFFFFFFFF)
     for t in range(len(offsets) - 1):
         for k in range(offsets[t], offsets[t + 1]):
-            h = hashes[k] >> np.uint64(32)  # fmix32, each product masked back to 32 bits
-            h ^= h >> np.uint64(16)
-            h = (h * np.uint64(0x85EBCA6B)) & mask
-            h ^= h >> np.uint64(13)
-            h = (h * np.uint64(0xC2B2AE35)) & mask
+            h = hashes[k] >> np.uint64(32)
+            for shift, multiplier in _FMIX32:  # each product masked back to 32 bits
+                h ^= h >> shift
+                h = (h * multiplier) & mask
             h ^= h >> np.uint64(16)
             row = out_other[t] if split and not first[k] else out_first[t]
             for p in range(len(a)):
