@@ -1,10 +1,11 @@
-"""Word n-gram shingles, hashed in bulk: polars splits and hashes the words, numba joins them.
+"""Word n-gram shingles, hashed in bulk: polars hashes the words, compiled loops split and join.
 
 A text becomes the set of its word n-grams ("shingles"), each one a 64-bit hash. Building the
 n-gram strings in Python is what makes naive MinHash slow (a Python object per shingle), so
 nothing here touches a single word in Python:
 
-1. polars lowercases the texts, turns separators into spaces and splits, one column of words;
+1. polars lowercases the texts; a numba scan of their UTF-8 bytes cuts them at the
+   separators into one Arrow column of words (quality/word_split.py);
 2. polars hashes every word to 64 bits (`Series.hash`, fixed seed: stable within a polars
    version, which is all a run needs; nothing stores word hashes);
 3. a compiled loop (numba) combines n consecutive word hashes into the shingle hash,
@@ -30,7 +31,6 @@ Two tokenisations:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -40,7 +40,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from quality.volatile import id_like
+from quality.word_split import split_words
 
 Tokens = Literal["whitespace", "words"]
 
@@ -59,8 +59,6 @@ _SEPARATORS: dict[Tokens, list[str]] = {
 
 _WORD_HASH_SEED = 20250101
 _ID_PLACEHOLDER = np.uint64(0x5A17_1D5A_17ED_0001)  # the hash every masked identifier gets
-_MAX_SLICES = 8  # texts are tokenised in up to this many slices in parallel
-_MIN_SLICE_TEXTS = 2000
 # Odd multipliers (from splitmix64's golden-ratio sequence) weighting the n positions of a gram,
 # and one more marking "a short text of L words" so it cannot equal a full n-gram.
 _POSITION_MULTIPLIERS = np.array(
@@ -129,55 +127,16 @@ def word_hashes(texts: Sequence[str] | pa.Array | pa.ChunkedArray | pl.Series,
                 ) -> tuple[np.ndarray, np.ndarray]:
     """64-bit hashes of every word of every text, and each text's offsets into them.
 
-    The texts are cut into slices that polars tokenises in parallel (one lazy query each)."""
+    polars lowercases the texts and hashes the words, a compiled scan splits them
+    (quality/word_split.py)."""
     series = texts if isinstance(texts, pl.Series) else pl.Series("text", texts, dtype=pl.String)
-    n = len(series)
-    frame = pl.DataFrame({"text": series.fill_null("")}).with_row_index("text_index")
-    slices = max(1, min(_MAX_SLICES, n // _MIN_SLICE_TEXTS))
-    size = n // slices + 1
-    words = pl.concat([_words_query(frame.slice(k * size, size).lazy(), tokens, mask_ids)
-                       for k in range(slices)]).collect()
-    owner = words["text_index"].to_numpy()
-    offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(owner, minlength=n), out=offsets[1:])
-    return np.ascontiguousarray(words["h"].to_numpy(), dtype=np.uint64), offsets
-
-
-def _word_class(separators: list[str]) -> str:
-    """A regex for a run of characters that are none of the (one-character) separators nor
-    the space: a word."""
-    return "[^" + "".join(f"\\x{{{ord(c):x}}}" for c in [" ", *separators]) + "]+"
-
-
-# `words`: a JSON escape is one separator (its letter is no word), so the escapes become
-# spaces first, leftmost as in a replace_many (of a backslash pair and an "n", the pair is the
-# escape); then every run of other characters is a word, found in one regex pass
-# (extract_all) instead of replacing 80 separators and splitting: 15 % less CPU, and the same
-# words, since no separator is part of a word.
-_JSON_ESCAPE = "|".join(re.escape(escape) for escape in _JSON_ESCAPES)
-_WORD_CLASS = _word_class(_WHITESPACE + _PUNCTUATION)
-
-
-def _words_query(frame: pl.LazyFrame, tokens: Tokens, mask_ids: bool) -> pl.LazyFrame:
-    lower = pl.col("text").str.to_lowercase()
-    word = pl.col("word")
-    hashed = word.hash(seed=_WORD_HASH_SEED)
+    lower = series.fill_null("").str.to_lowercase()
+    single = [c for c in _SEPARATORS[tokens] if len(c) == 1]  # (the escapes: a flag)
+    words, offsets, id_like = split_words(lower, single, tokens == "words")
+    hashes = pl.Series(words).hash(seed=_WORD_HASH_SEED).to_numpy()
     if mask_ids:
-        hashed = pl.when(id_like(word)).then(pl.lit(_ID_PLACEHOLDER, dtype=pl.UInt64)).otherwise(
-            hashed)
-    if tokens == "words":
-        return (frame.select("text_index", word=lower.str.replace_all(_JSON_ESCAPE, " ")
-                             .str.extract_all(_WORD_CLASS))
-                .explode("word")
-                .drop_nulls("word")  # a text without words explodes to one null
-                .select("text_index", h=hashed))
-    separators = _SEPARATORS[tokens]
-    # (whitespace: replacing its 31 separators and splitting measured faster than a regex)
-    return (frame.select("text_index", word=lower.str.replace_many(
-                separators, [" "] * len(separators), leftmost=True).str.split(" "))
-            .explode("word")
-            .filter(word.str.len_bytes() > 0)  # runs of separators leave empty pieces
-            .select("text_index", h=hashed))
+        hashes = np.where(id_like, _ID_PLACEHOLDER, hashes)
+    return np.ascontiguousarray(hashes, dtype=np.uint64), offsets
 
 
 def _mix64(x: np.ndarray) -> np.ndarray:

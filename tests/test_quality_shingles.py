@@ -6,6 +6,7 @@ import re
 
 import datasketch
 import numpy as np
+import polars as pl
 import pytest
 
 from quality import shingles
@@ -20,6 +21,7 @@ from quality.minhash import (
     to_datasketch,
 )
 from quality.shingles import ShingleConfig, shingle, unique_per_text, word_hashes
+from quality.volatile import id_like
 
 TEXTS = [
     "Hello  World\tthis is\na test of the shingle code",
@@ -71,6 +73,21 @@ def test_words_tokens_are_replace_and_split_on_random_texts():
     assert np.diff(offsets).tolist() == [len(w) for w in words]
     assert hashes.tolist() == expected.tolist()
     assert offsets.tolist() == expected_offsets.tolist()
+
+
+def test_word_hashes_are_polars_hashes_masked_where_id_like_says():
+    # the compiled split hands polars the very strings, and masks what volatile.id_like masks
+    # (characters, not bytes: "éé1abc" is an id, "éé1a" (6 bytes) and "éééé" are not)
+    words = ["éé1abc", "éé1a", "éééé", "abcde9", "abcd9", "x\u2003", "ωωωωω1", "a" * 13,
+             "b" * 12, "0123456789abcdef", "日本語1文字"]
+    text = " ".join(words)
+    hashes, _ = word_hashes([text], "whitespace", mask_ids=True)
+    split = pl.Series(text.lower().split())
+    expected = pl.select(pl.when(id_like(pl.lit(split))).then(
+        pl.lit(shingles._ID_PLACEHOLDER, dtype=pl.UInt64)).otherwise(
+        pl.lit(split).hash(seed=shingles._WORD_HASH_SEED))).to_series()
+    assert hashes.tolist() == expected.to_list()
+    assert int(np.count_nonzero(hashes == shingles._ID_PLACEHOLDER)) == 5
 
 
 def test_identifier_masking_only_touches_long_words_with_digits():
