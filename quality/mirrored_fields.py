@@ -104,11 +104,13 @@ def mirrored_fields(action: str, observation: str, arguments: Any = _UNPARSED
     """(fields_sent, fields_mirrored) of one turn; (0, 0) unless the action has JSON arguments
     with keys and the observation is a JSON object (or a list of exactly one). `arguments`:
     the action's `call_arguments`, when the caller has parsed them already."""
+    text = (observation or "").strip()
+    if text[:1] not in ("{", "[") or len(text) > MAX_REPLY_CHARS:
+        return 0, 0  # (tested first: most replies are not JSON, and then nothing is sent)
     if arguments is _UNPARSED:
         arguments = call_arguments(action or "")
     sent = field_pairs(arguments) if isinstance(arguments, dict) else set()
-    text = (observation or "").strip()
-    if not sent or text[:1] not in ("{", "[") or len(text) > MAX_REPLY_CHARS:
+    if not sent:
         return 0, 0
     try:
         reply = json.loads(text)

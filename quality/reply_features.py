@@ -33,7 +33,6 @@ message: they are dropped before ack_words and foreign_ids are counted.
 
 from __future__ import annotations
 
-import hashlib
 import re
 import string
 from collections.abc import Iterable
@@ -45,7 +44,7 @@ import pyarrow as pa
 
 from quality.mirrored_fields import MIRRORED_COLUMN_DOCS, call_arguments, mirrored_columns
 from quality.nested import strings_in
-from quality.volatile import REPEAT_VOLATILE, mask_column
+from quality.volatile import REPEAT_ASCII_UNSAFE, REPEAT_VOLATILE, mask_column
 
 SHORT_REPLY_CHARS = 600  # longer observations are not short replies
 MIN_VALUE_CHARS = 3  # shorter argument values ("1", "id") match by accident
@@ -186,15 +185,11 @@ def masked_texts(observations: list[str]) -> tuple[list[str], list[str]]:
     """Each observation's head with volatile parts masked, (whitespace collapsed, line marks
     dropped): vectorised in polars, whose regex engine is far faster on long texts."""
     heads = pl.Series(observations, dtype=pl.String).fill_null("").str.slice(0, REPEAT_HEAD_CHARS)
-    masked = mask_column(heads, REPEAT_VOLATILE, "0")
+    masked = mask_column(heads, REPEAT_VOLATILE, "0", REPEAT_ASCII_UNSAFE)
     # = replace_all(r"\s+", " "): a lone space is left alone instead of replaced by itself,
     # which halves the matches and the time (most whitespace is single spaces between words)
     flat = masked.str.replace_all(r"\s\s+|[\s&&[^ ]]", " ").str.strip_chars()
     return flat.to_list(), masked.str.replace_all(_LINE_PREFIX.pattern, "").to_list()
-
-
-def _digest(text: str) -> bytes:
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
 
 
 def repeat_masked(observations: list[str], flat: list[str], turn: np.ndarray,
@@ -205,13 +200,15 @@ def repeat_masked(observations: list[str], flat: list[str], turn: np.ndarray,
     masked match whose text differs and quotes the action's arguments does not count: that is
     an acknowledgement with other arguments (echo), not the same state."""
     out = np.zeros(len(observations), dtype=np.int8)
-    seen: dict[bytes, str] = {}
-    previous: tuple[bytes, str] = (b"", "")
+    # (the masked texts themselves are the keys: the list holds them anyway, and a str hashes
+    # faster than a digest is computed, with no collision)
+    seen: dict[str, str] = {}
+    previous: tuple[str | None, str] = (None, "")
     for row, text in enumerate(observations):
         text = text or ""
         if turn[row] == 0:
-            seen, previous = {}, (b"", "")
-        key = _digest(flat[row])
+            seen, previous = {}, (None, "")
+        key = flat[row]
         if turn[row] > 0 and text.strip():
             if key == previous[0] and (text == previous[1] or not quotes_action[row]):
                 out[row] = 1
@@ -223,8 +220,8 @@ def repeat_masked(observations: list[str], flat: list[str], turn: np.ndarray,
 
 
 def _line_keys(masked: str) -> list[str]:
-    """The distinct content lines of a masked text (masked_texts), stripped."""
-    return sorted(filter(_HAS_CONTENT.search, set(map(str.strip, masked.splitlines()))))
+    """The distinct content lines of a masked text (masked_texts), stripped, in no order."""
+    return list(filter(_HAS_CONTENT.search, set(map(str.strip, masked.splitlines()))))
 
 
 def _action_lines(action: str, values: list[str]) -> set[str]:
@@ -306,13 +303,22 @@ def line_shares(actions: list[str], action_args: list[list[str]], observations: 
     prev_share: list[float | None] = []
     seen: set[str] = set()
     previous: set[str] | None = None
+    # An observation repeats the one before (a screen shown again): its lines are read once.
+    # Actions repeat (the same command): their lines too (the values lists are shared per
+    # action: reply_columns).
+    last: tuple[str | None, list[str], set[str]] = (None, [], set())
+    action_lines: dict[tuple[str, int], tuple[set[str], list[str], bool]] = {}
     for row, (action, values, observation) in enumerate(
             zip(actions, action_args, observations, strict=True)):
         if turn[row] == 0:
             seen, previous = set(), None
         observation = observation or ""
-        keys = [] if len(observation) > LINE_MAX_CHARS else _line_keys(lined[row])
-        elements = _element_lines(observation) if keys else set()
+        if observation == last[0]:  # (lined is a function of the observation)
+            keys, elements = last[1], last[2]
+        else:
+            keys = [] if len(observation) > LINE_MAX_CHARS else _line_keys(lined[row])
+            elements = _element_lines(observation) if keys else set()
+            last = (observation, keys, elements)
         prev_share.append(None if previous is None or not keys
                           else len(elements & previous) / len(elements))
         # (an observation too long to read line by line leaves nothing to compare with)
@@ -321,17 +327,26 @@ def line_shares(actions: list[str], action_args: list[list[str]], observations: 
             action_share.append(None)
             seen_share.append(None)
             continue
-        said = _action_lines(action or "", values)
+        said_key = (action or "", id(values))
+        if (said_lines := action_lines.get(said_key)) is None:
+            said = _action_lines(action or "", values)
+            said_lines = action_lines[said_key] = (
+                said, [line for line in said if len(line) >= MIN_ECHO_LINE],
+                any("\n" in value for value in values))
+        said, echo_lines, multiline = said_lines
+        if multiline:
+            keys = sorted(keys)  # (a value over two lines matches where they are adjacent)
         joined = "\n".join(keys)
         restating = [key in said for key in keys]
-        for line in said:
-            if len(line) >= MIN_ECHO_LINE:
+        for line in echo_lines:
+            if line in joined:  # (rarely: a generator costs more than the test)
                 for number, length in _lines_holding(joined, line, whole_word=False):
                     restating[number] |= len(line) * 2 >= length
         known = [r or key in seen for key, r in zip(keys, restating, strict=True)]
         for value in values:
-            for number, _ in _lines_holding(joined, value, whole_word=True):
-                known[number] = True
+            if value in joined:
+                for number, _ in _lines_holding(joined, value, whole_word=True):
+                    known[number] = True
         action_share.append(sum(restating) / len(keys))
         seen_share.append(sum(known) / len(keys))
         seen.update(keys)
@@ -342,9 +357,14 @@ def reply_columns(batch: pa.Table, turn: np.ndarray) -> dict[str, pa.Array]:
     """The REPLY_COLUMN_DOCS columns of a batch of whole trajectories, in row order."""
     actions = batch["action"].to_pylist()
     observations = batch["observation"].to_pylist()
-    arguments = [call_arguments(a or "") for a in actions]  # parsed once, used twice
-    action_args = [action_values(a or "", parsed) for a, parsed in zip(actions, arguments,
-                                                                        strict=True)]
+    # Each distinct action parsed once (commands repeat), its arguments used twice.
+    per_action: dict[str, tuple[Any, list[str]]] = {}
+    for action in actions:
+        if (action or "") not in per_action:
+            parsed = call_arguments(action or "")
+            per_action[action or ""] = (parsed, action_values(action or "", parsed))
+    arguments = [per_action[a or ""][0] for a in actions]
+    action_args = [per_action[a or ""][1] for a in actions]
     rows = [reply_row(v, o or "") for v, o in zip(action_args, observations, strict=True)]
     found, words, lines, ack, confirm, foreign = (
         (list(c) for c in zip(*rows, strict=True)) if rows else ([], [], [], [], [], []))
