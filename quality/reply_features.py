@@ -165,8 +165,9 @@ def reply_row(values: list[str], observation: str
     # every reply: they are neither words of its message nor identifiers it names.
     # Lines of text besides the fields of a JSON / YAML reply: a sentence is one, a program's
     # report or a test run has several ("Test 1: [0, 1]", "Tests completed successfully!").
+    # (a key has a colon: a line without one needs no regex)
     lines = sum(1 for line in rest.splitlines()
-                if _ALNUM.search(line) and not _REPLY_KEY.search(line))
+                if _ALNUM.search(line) and not (":" in line and _REPLY_KEY.search(line)))
     if ":" in rest:
         rest = _REPLY_KEY.sub(" ", rest)
     plain = _NUMBERISH.sub(" ", rest)
@@ -181,9 +182,10 @@ def reply_row(values: list[str], observation: str
     return found, len(words), lines, ack, confirm, foreign
 
 
-def masked_texts(observations: list[str]) -> tuple[list[str], list[str]]:
+def masked_texts(observations: list[str] | pa.ChunkedArray) -> tuple[list[str], list[str]]:
     """Each observation's head with volatile parts masked, (whitespace collapsed, line marks
-    dropped): vectorised in polars, whose regex engine is far faster on long texts."""
+    dropped): vectorised in polars, whose regex engine is far faster on long texts. (An Arrow
+    column is taken as it is: no copy through Python strings.)"""
     heads = pl.Series(observations, dtype=pl.String).fill_null("").str.slice(0, REPEAT_HEAD_CHARS)
     masked = mask_column(heads, REPEAT_VOLATILE, "0", REPEAT_ASCII_UNSAFE)
     # = replace_all(r"\s+", " "): a lone space is left alone instead of replaced by itself,
@@ -276,7 +278,7 @@ def blank_view(observation: str) -> bool:
     return bool(bodies) and not any(_HAS_CONTENT.search(body) for body in bodies)
 
 
-def _numbered_lines(observations: list[str]) -> list[bool]:
+def _numbered_lines(observations: list[str] | pa.ChunkedArray) -> list[bool]:
     """Per observation: has it a line that opens like a file view's ("12:")? Only those can
     be a blank view; polars (Rust's regex) tells them apart in one pass, far faster than
     Python's re, whose multi-line `^` is tried at every character. (Its \\d is every Nd digit,
@@ -368,7 +370,7 @@ def reply_columns(batch: pa.Table, turn: np.ndarray) -> dict[str, pa.Array]:
     rows = [reply_row(v, o or "") for v, o in zip(action_args, observations, strict=True)]
     found, words, lines, ack, confirm, foreign = (
         (list(c) for c in zip(*rows, strict=True)) if rows else ([], [], [], [], [], []))
-    flat, lined = masked_texts(observations)
+    flat, lined = masked_texts(batch["observation"])
     action_share, seen_share, prev_share = line_shares(actions, action_args, observations,
                                                        lined, turn)
     return {
@@ -377,7 +379,7 @@ def reply_columns(batch: pa.Table, turn: np.ndarray) -> dict[str, pa.Array]:
         "seen_line_share": pa.array(seen_share, pa.float64()),
         "prev_line_share": pa.array(prev_share, pa.float64()),
         "blank_view": pa.array([v and blank_view(o) for v, o in zip(
-            _numbered_lines(observations), observations, strict=True)], pa.bool_()),
+            _numbered_lines(batch["observation"]), observations, strict=True)], pa.bool_()),
         "arg_chars_found": pa.array(found, pa.int32()),
         "ack_words": pa.array(words, pa.int32()),
         "ack_lines": pa.array(lines, pa.int32()),
