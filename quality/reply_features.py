@@ -321,7 +321,8 @@ def line_shares(actions: list[str], action_args: list[list[str]], observations: 
             keys = [] if len(observation) > LINE_MAX_CHARS else _line_keys(lined[row])
             elements = _element_lines(observation) if keys else set()
             last = (observation, keys, elements)
-        prev_share.append(None if previous is None or not keys
+        # (no element line: "😀" is content to _line_keys, but stray markup to _LINE_HEAD)
+        prev_share.append(None if previous is None or not elements
                           else len(elements & previous) / len(elements))
         # (an observation too long to read line by line leaves nothing to compare with)
         previous = elements if len(observation) <= LINE_MAX_CHARS else set()

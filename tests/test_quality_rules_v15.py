@@ -98,3 +98,15 @@ def test_screen_subset_feature_reads_lines_as_they_are():
     _, _, prev = line_shares(["none"] * 5, [[] for _ in observations], observations, lined,
                              turn)
     assert prev == [None, 1.0, 2 / 3, None, 0.0]
+
+
+def test_a_line_that_is_only_stray_markup_has_no_previous_share():
+    """An emoji alone is a content line to the other shares but stray markup in front of an
+    element to prev_line_share, which has no line left to divide by: NULL, not a crash
+    (ZeroDivisionError before)."""
+    observations = ["Tab 0 (current): Shop", "\U0001F600", "Tab 0 (current): Shop\n\U0001F600"]
+    _, lined = masked_texts(observations)
+    action, seen, prev = line_shares(["wait"] * 3, [[] for _ in observations], observations,
+                                     lined, [0, 1, 2])
+    assert prev == [None, None, 0.0]  # (the emoji screen showed no element line)
+    assert action[1] == 0.0 and seen[1] == 0.0
