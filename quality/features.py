@@ -58,7 +58,7 @@ from quality.corpus_columns import (
 from quality.domain_order import file_order
 from quality.max_jaccard import long_max_jaccard
 from quality.minhash import LshConfig, MinHashConfig, signature_array
-from quality.observation_sets import occurrence_keys, shingle_counts, word_counts
+from quality.observation_sets import shingle_counts, word_counts
 from quality.reply_features import reply_columns
 from quality.residual import observation_signatures, residual_shingles
 from quality.shingles import ShingleConfig, Shingled, shingle_words, word_hashes
@@ -269,14 +269,9 @@ def _batch_features(con: duckdb.DuckDBPyConnection, batch: pa.Table, traj_offset
 
     clock = time.perf_counter()
     first_row = np.flatnonzero(turn == 0)
-    rows = np.arange(n, dtype=np.int64)
-    text_traj, text_index = np.r_[traj, traj], np.r_[2 * rows, 2 * rows + 1]
-    keys = occurrence_keys(tokens.shingled.hashes, tokens.shingled.offsets, text_traj,
-                           text_index)
-    sets = shingle_counts(keys, traj)
-    keys = occurrence_keys(tokens.words, tokens.word_offsets, text_traj, text_index, common)
-    sets.update(word_counts(keys, traj, config.chrome_min_observations))
-    del keys
+    sets = shingle_counts(tokens.shingled.hashes, tokens.shingled.offsets, traj)
+    sets.update(word_counts(tokens.words, tokens.word_offsets, traj, common,
+                            config.chrome_min_observations))
     stats.seconds["set counts (numpy)"] += time.perf_counter() - clock
 
     clock = time.perf_counter()

@@ -3,98 +3,67 @@ before, in this turn's action, in the previous observation.
 
 For one batch of whole trajectories (rows in trajectory order, turns in order), every text
 gets an index: the action of batch row r is text 2r, its observation 2r + 1, so text order is
-trajectory order. Each occurrence of a hash becomes one 64-bit key: a flag bit (see
-`word_counts`), 43 bits that identify (trajectory, hash), and 20 bits of text index. Sorting
-the keys lines up all occurrences of a hash in a trajectory, in text order: the first says
-where it was first seen, the one or two before an observation's say whether the turn's
-action (index - 1) or the previous observation (index - 2) had it. Counting those flags per
-observation gives the features (quality/tables.py). Two trajectories whose identities
-collide in 43 bits sit in separate runs (their text indices do not overlap) and are split
-apart; two different shingles of one trajectory collide with probability about n^2 / 2^44
+trajectory order. Each trajectory's texts are walked in that order through a hash table of its
+(trajectory, hash) identities: 43 bits of the hash mixed with the trajectory number (and, for
+words, a flag bit, see `word_counts`). Per identity the table keeps the first text that had it
+and the last two, which say, for an observation, whether the trajectory had it before, whether
+the turn's action (index - 1) or the previous observation (index - 2) had it; a hash twice in
+one text counts once. Counting those per observation gives the features (quality/tables.py).
+Two different shingles of one trajectory share an identity with probability about n^2 / 2^44
 (6e-6 for a 10,000-shingle trajectory), which would move one count by one.
 
-This is a plain numpy sort of integers rather than a DuckDB window because of its size: at a
-million turns of GUI trajectories there are some 400 million occurrences, and sorting packed
-keys measured over 10x faster here than `PARTITION BY traj, h ORDER BY pos` over the same rows.
-The per-turn features on top of these counts stay SQL (turn_features.sql), and so does the exact
-Jaccard of small observation pairs (short_pairs.sql).
+These are numba loops (LLVM-compiled, integer-exact) rather than a DuckDB window because of the
+size: at a million turns of GUI trajectories there are some 400 million occurrences. The
+table of one trajectory fits in cache, where a sort of the batch's packed 64-bit keys (the
+previous implementation, same identities and counts) cost 3 to 4 times the CPU, and a
+`PARTITION BY traj, h ORDER BY pos` over 10x more. The per-turn features on top of these counts
+stay SQL (turn_features.sql), and so does the exact Jaccard of small observation pairs
+(short_pairs.sql).
 """
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 import polars as pl
 
-TEXT_BITS = 20  # text indices: 2 x 524,288 turns a batch at most
-MAX_BATCH_ROWS = 1 << (TEXT_BITS - 1)
-_TEXT_MASK = np.uint64((1 << TEXT_BITS) - 1)
+TEXT_BITS = 20  # identities are a hash's bits above these (the packed keys' text index)
+_IDENT = np.uint64(((1 << 63) - 1) & ~((1 << TEXT_BITS) - 1))
+_SHIFT = np.uint64(TEXT_BITS)
 _MIX = np.uint64(0x9E3779B97F4A7C15)
-_NONE = np.int64(-9)  # "no such occurrence"
 _FLAG = np.uint64(1 << 63)
+_NONE = -9  # "no such occurrence"
+_SHINGLE_COUNTS = ("obs_shingles", "in_action", "in_context", "novel", "in_prev_obs")
+_WORD_COUNTS = ("new_words", "new_words_from_action", "own_words")
 
 
-def occurrence_keys(hashes: np.ndarray, offsets: np.ndarray, text_trajectory: np.ndarray,
-                    text_index: np.ndarray, flagged: np.ndarray | None = None) -> np.ndarray:
-    """Sorted keys of every distinct (trajectory, hash, text) occurrence. `flagged` (a set of
-    hashes) sets the top bit of their keys: a property of the hash that survives the sort."""
-    if len(text_index) and int(text_index.max()) >= 1 << TEXT_BITS:
-        raise ValueError(f"a batch holds at most {MAX_BATCH_ROWS} turns")
-    counts = np.diff(offsets)
-    with np.errstate(over="ignore"):
-        ident = hashes ^ (np.repeat(text_trajectory.astype(np.uint64), counts) * _MIX)
-    keys = (ident & ~_TEXT_MASK & ~_FLAG) | np.repeat(text_index.astype(np.uint64), counts)
-    if flagged is not None and len(flagged):
-        keys[pl.Series(hashes).is_in(pl.Series(flagged).implode()).to_numpy()] |= _FLAG
-    keys.sort()
-    if len(keys):
-        keys = keys[np.r_[True, keys[1:] != keys[:-1]]]  # a hash twice in one text counts once
-    return keys
-
-
-def _context(keys: np.ndarray, row_trajectory: np.ndarray) -> tuple[np.ndarray, ...]:
-    """For every observation's key (an odd text index): its position among the keys, its text
-    index, and the text indices of the first, previous and second-previous occurrence of its
-    (trajectory, hash) (_NONE where there is none). Only the observations' keys are read out,
-    by their positions (one `flatnonzero`, then plain gathers): the actions' keys are context,
-    never counted."""
-    text = (keys & _TEXT_MASK).view(np.int64)  # (below 2^20: the same value as int64)
-    at = np.flatnonzero(text & 1)
-    t = text[at]
-    if len(text) == 0:
-        return at, t, t, t, t
-    ident = keys >> np.uint64(TEXT_BITS)
-    trajectory = row_trajectory[text >> 1]
-    new_group = np.empty(len(keys), dtype=bool)
-    new_group[0] = True
-    np.not_equal(ident[1:], ident[:-1], out=new_group[1:])
-    new_group[1:] |= trajectory[1:] != trajectory[:-1]
-    first = text[np.flatnonzero(new_group)[np.cumsum(new_group)[at] - 1]]
-    # (a key at position 0 opens its group, so `same1` is false there, and `same2` at 0 and 1:
-    # what `take` wraps around to for positions -1 and -2 is never used)
-    same1 = ~new_group[at]
-    previous = np.where(same1, text.take(at - 1, mode="wrap"), _NONE)
-    same2 = same1 & ~new_group.take(at - 1, mode="wrap")
-    previous2 = np.where(same2, text.take(at - 2, mode="wrap"), _NONE)
-    return at, t, first, previous, previous2
-
-
-def shingle_counts(keys: np.ndarray, row_trajectory: np.ndarray) -> dict[str, np.ndarray]:
+def shingle_counts(hashes: np.ndarray, offsets: np.ndarray, row_trajectory: np.ndarray
+                   ) -> dict[str, np.ndarray]:
     """Per batch row: obs_shingles, in_action, in_context, novel, in_prev_obs; and the rows and
-    (trajectory, shingle) identities of all observation occurrences (for short_pairs.sql)."""
-    n_rows = len(row_trajectory)
-    at, t, first, previous, previous2 = _context(keys, row_trajectory)
-    row = t >> 1
-    flags = {
-        "in_action": previous == t - 1,
-        "in_context": first < t - 1,
-        "novel": first == t,
-        "in_prev_obs": (previous == t - 2) | ((previous == t - 1) & (previous2 == t - 2)),
-    }
-    out = {"obs_shingles": np.bincount(row, minlength=n_rows)}
-    out.update({name: np.bincount(row[flag], minlength=n_rows) for name, flag in flags.items()})
-    out["pair_rows"] = row
-    out["pair_hashes"] = keys[at] >> np.uint64(TEXT_BITS)
+    (trajectory, shingle) identities of all observation occurrences (for short_pairs.sql).
+    `hashes`/`offsets`: the n actions' texts, then the n observations'."""
+    counts, pair_rows, pair_idents = _walk(hashes, offsets, np.zeros(0, np.bool_),
+                                           row_trajectory, False, 0)
+    out = dict(zip(_SHINGLE_COUNTS, counts, strict=True))
+    out["pair_rows"] = pair_rows
+    out["pair_hashes"] = pair_idents
     return out
+
+
+def word_counts(hashes: np.ndarray, offsets: np.ndarray, row_trajectory: np.ndarray,
+                common: np.ndarray, chrome_min_observations: int) -> dict[str, np.ndarray]:
+    """Per batch row: new_words, new_words_from_action, own_words (quality/tables.py).
+
+    Chrome is a word in `common` (the partition's common words, see `common_words`; a flag
+    bit of its identity) or on at least half of its trajectory's observations (toolbars,
+    prompts, headers), the latter counted only in trajectories of `chrome_min_observations`+
+    turns."""
+    flagged = np.zeros(0, np.bool_)
+    if len(common) and len(hashes):
+        flagged = pl.Series(hashes).is_in(pl.Series(common).implode()).to_numpy()
+    counts, _, _ = _walk(hashes, offsets, flagged, row_trajectory, True,
+                         chrome_min_observations)
+    return dict(zip(_WORD_COUNTS, counts[:3], strict=True))
 
 
 def common_words(hashes: np.ndarray, offsets: np.ndarray, min_share: float,
@@ -116,29 +85,102 @@ def common_words(hashes: np.ndarray, offsets: np.ndarray, min_share: float,
     return words[texts_with >= min_share * np.count_nonzero(counts)]
 
 
-def word_counts(keys: np.ndarray, row_trajectory: np.ndarray, chrome_min_observations: int
-                ) -> dict[str, np.ndarray]:
-    """Per batch row: new_words, new_words_from_action, own_words (quality/tables.py).
-
-    Chrome is a word flagged as common in the partition (see `common_words`; keys built with
-    `flagged`) or on at least half of its trajectory's observations (toolbars, prompts,
-    headers), the latter counted only in trajectories of `chrome_min_observations`+ turns."""
-    n_rows = len(row_trajectory)
-    common = (keys & _FLAG) != 0
-    keys = keys & ~_FLAG
-    at, t, first, previous, _ = _context(keys, row_trajectory)
-    common = common[at]
-    row = t >> 1
-    out = {"new_words": np.bincount(row[first >= t - 1], minlength=n_rows),
-           "new_words_from_action": np.bincount(row[first == t - 1], minlength=n_rows)}
-    # occurrences of one (trajectory, word) are adjacent: number the runs, count observations
-    trajectory = row_trajectory[row]
-    ident = keys[at] >> np.uint64(TEXT_BITS)
-    run = np.cumsum(np.r_[True, (ident[1:] != ident[:-1])
-                          | (trajectory[1:] != trajectory[:-1])][:len(ident)]) - 1
-    observations_with_word = np.bincount(run)[run]
-    turns = np.bincount(row_trajectory)[trajectory]
-    chrome = common | ((turns >= chrome_min_observations)
-                       & (2 * observations_with_word >= turns))
-    out["own_words"] = np.bincount(row[(previous != t - 1) & ~chrome], minlength=n_rows)
-    return out
+@numba.njit(cache=True)
+def _walk(hashes, offsets, flagged, row_trajectory, words, chrome_min):
+    """Both kinds of counts (`words` picks which), trajectory by trajectory: counts[5, n], and
+    for shingles the (row, identity) of every observation occurrence."""
+    n = len(offsets) // 2
+    starts = [0]
+    for r in range(1, n):
+        if row_trajectory[r] != row_trajectory[r - 1]:
+            starts.append(r)
+    starts.append(n)
+    counts = np.zeros((5, n), np.int64)
+    n_obs = offsets[2 * n] - offsets[n] if not words else 0
+    pair_rows = np.empty(n_obs, np.int64)
+    pair_idents = np.empty(n_obs, np.uint64)
+    n_pairs = 0
+    largest = 0
+    for s in range(len(starts) - 1):
+        size = (offsets[starts[s + 1]] - offsets[starts[s]]
+                + offsets[n + starts[s + 1]] - offsets[n + starts[s]])
+        largest = max(largest, size)
+    bits = 4
+    while (1 << bits) < 2 * largest:
+        bits += 1
+    capacity = 1 << bits
+    shift = np.uint64(64 - bits)
+    table = np.full(capacity, -1, np.int64)
+    group_key = np.empty(largest, np.uint64)
+    group_slot = np.empty(largest, np.int64)
+    first = np.empty(largest, np.int64)
+    last = np.empty(largest, np.int64)
+    before_last = np.empty(largest, np.int64)
+    observations = np.zeros(largest, np.int64)
+    occurrence_group = np.empty(largest, np.int64)
+    occurrence_row = np.empty(largest, np.int64)
+    has_flags = len(flagged) > 0
+    for s in range(len(starts) - 1):
+        lo, hi = starts[s], starts[s + 1]
+        mix = np.uint64(row_trajectory[lo]) * _MIX
+        groups = 0
+        n_occ = 0
+        for r in range(lo, hi):
+            for side in range(2):
+                k = r + side * n
+                t = 2 * r + side
+                for j in range(offsets[k], offsets[k + 1]):
+                    key = (hashes[j] ^ mix) & _IDENT
+                    if has_flags and flagged[j]:
+                        key |= _FLAG
+                    slot = np.int64((key * _MIX) >> shift)
+                    while True:
+                        g = table[slot]
+                        if g < 0 or group_key[g] == key:
+                            break
+                        slot = (slot + 1) & (capacity - 1)
+                    if g < 0:
+                        g = groups
+                        groups += 1
+                        table[slot] = g
+                        group_key[g] = key
+                        group_slot[g] = slot
+                        observations[g] = 0
+                        f, p, p2 = t, _NONE, _NONE
+                    elif last[g] == t:
+                        continue  # twice in one text: once
+                    else:
+                        f, p, p2 = first[g], last[g], before_last[g]
+                    if p == _NONE:
+                        first[g] = t
+                    before_last[g] = p
+                    last[g] = t
+                    if side == 0:
+                        continue
+                    if words:
+                        counts[0, r] += f >= t - 1
+                        counts[1, r] += f == t - 1
+                        observations[g] += 1
+                        if p != t - 1:  # own_words, unless chrome (known at the end)
+                            occurrence_group[n_occ] = g
+                            occurrence_row[n_occ] = r
+                            n_occ += 1
+                    else:
+                        counts[0, r] += 1
+                        counts[1, r] += p == t - 1
+                        counts[2, r] += f < t - 1
+                        counts[3, r] += f == t
+                        counts[4, r] += (p == t - 2) or (p == t - 1 and p2 == t - 2)
+                        pair_rows[n_pairs] = r
+                        pair_idents[n_pairs] = key >> _SHIFT
+                        n_pairs += 1
+        turns = hi - lo
+        for i in range(n_occ):
+            g = occurrence_group[i]
+            chrome = ((group_key[g] & _FLAG) != 0) or (
+                turns >= chrome_min and 2 * observations[g] >= turns)
+            if not chrome:
+                counts[2, occurrence_row[i]] += 1
+        for g in range(groups):
+            table[group_slot[g]] = -1
+    return counts, pair_rows[:n_pairs], pair_idents[:n_pairs]
