@@ -74,13 +74,13 @@ def common_words(hashes: np.ndarray, offsets: np.ndarray, min_share: float,
     n = len(offsets) - 1
     if n < min_texts:
         return np.zeros(0, dtype=np.uint64)
-    picked = np.unique(np.linspace(0, n - 1, num=min(n, sample)).astype(np.int64)) if n else []
+    picked = np.unique(np.linspace(0, n - 1, num=min(n, sample)).astype(np.int64))
     counts = np.diff(offsets)[picked]
     if not len(picked) or counts.sum() == 0:
         return np.zeros(0, dtype=np.uint64)
-    # each picked text's distinct words (small sorts), then in how many texts each one is:
-    # half the CPU of a polars unique + group_by over (text, word) pairs; sorted output
-    distinct = np.concatenate([np.unique(hashes[offsets[k]:offsets[k + 1]]) for k in picked])
+    # each picked text's distinct words (small sorts in one numba loop: 4,096 np.unique calls
+    # cost 1.7x the CPU), then in how many texts each one is; sorted output
+    distinct = _distinct_per_text(hashes, np.asarray(offsets, np.int64), picked)
     words, texts_with = np.unique(distinct, return_counts=True)
     return words[texts_with >= min_share * np.count_nonzero(counts)]
 
@@ -184,3 +184,20 @@ def _walk(hashes, offsets, flagged, row_trajectory, words, chrome_min):
         for g in range(groups):
             table[group_slot[g]] = -1
     return counts, pair_rows[:n_pairs], pair_idents[:n_pairs]
+
+
+@numba.njit(cache=True)
+def _distinct_per_text(hashes, offsets, picked):
+    """The distinct hashes of each picked text, text after text (each sorted)."""
+    total = 0
+    for k in picked:
+        total += offsets[k + 1] - offsets[k]
+    out = np.empty(total, hashes.dtype)
+    end = 0
+    for k in picked:
+        words = np.sort(hashes[offsets[k]:offsets[k + 1]])
+        for i in range(len(words)):
+            if i == 0 or words[i] != words[i - 1]:
+                out[end] = words[i]
+                end += 1
+    return out[:end]
