@@ -4,7 +4,7 @@ Plain Python and SQL (no Dagster here; assets/ wires these entry points):
 
 - features.py   `compute_turn_features(turns_path, out_path, config) -> FeatureStats`
                 (observation_sets.py, max_jaccard.py, corpus_frequency.py, patterns.py,
-                short_pairs.sql, turn_features.sql); over a domain's shards: sharded.py
+                turn_features.sql); over a domain's shards: sharded.py
                 `features_for_domain` (its steps: corpus_columns.py, domain_order.py)
 - labels.py     `load_policy(path) -> Policy`, `label_turns(features_path, out_path, policy)
                 -> LabelStats`, `examples_markdown(labels_path, turns_path)` (policy.toml,

@@ -5,10 +5,11 @@ frequencies and error flags (the `turn_features` asset).
 batches of whole trajectories. For each batch, polars/numpy split and hash the words and
 shingles of the actions and observations (quality/shingles.py) and MinHash the observations
 and what is left of them without their action's words (quality/minhash.py,
-quality/residual.py); numpy counts, for every observation, which of its shingles and words the
-trajectory showed before (quality/observation_sets.py); DuckDB computes the exact Jaccard of
-small observation pairs (short_pairs.sql) and the per-turn features with window functions over
-each trajectory (turn_features.sql); each batch's rows go to a staged file beside the output.
+quality/residual.py); numba loops count, for every observation, which of its shingles and
+words the trajectory showed before (quality/observation_sets.py), and find the exact Jaccard
+of small observation pairs (quality/max_jaccard.py); DuckDB computes the per-turn features
+with window functions over each trajectory (turn_features.sql); each batch's rows go to a
+staged file beside the output.
 The words common to the domain (`common`) and the corpus frequencies are counted over the whole
 domain, across its shards (quality/corpus_columns.py): the frequencies from the staged files'
 signature columns, which then stream into the output (atomic). `compute_turn_features` runs all
@@ -56,7 +57,7 @@ from quality.corpus_columns import (
     staged_path,
 )
 from quality.domain_order import file_order
-from quality.max_jaccard import long_max_jaccard
+from quality.max_jaccard import long_max_jaccard, short_max_jaccard
 from quality.minhash import LshConfig, MinHashConfig, signature_array
 from quality.observation_sets import shingle_counts, word_counts
 from quality.reply_features import reply_columns
@@ -153,13 +154,13 @@ def stage_turn_features(turns_path: Path, staged: Path, config: FeatureConfig,
     staged.parent.mkdir(parents=True, exist_ok=True)
     part_path = staged.with_name(f".{staged.name}{PARTS_SUFFIX}{owner_tag()}")
     remove_stale_beside(staged)  # a killed run's parts file
-    queries = (load_sql(__file__, "short_pairs.sql"), _render_turn_sql(config))
+    turn_sql = _render_turn_sql(config)
     con = _connect(config)
     writer: pq.ParquetWriter | None = None
     try:
         for batch in trajectory_batches(turns_path, TURN_SCHEMA.names, config.batch_rows,
                                         config.batch_bytes):
-            part = _batch_features(con, batch, stats.trajectories, config, queries, common,
+            part = _batch_features(con, batch, stats.trajectories, config, turn_sql, common,
                                    stats)
             stats.trajectories = int(part["traj_seq"][-1].as_py()) + 1
             if writer is None:
@@ -167,7 +168,7 @@ def stage_turn_features(turns_path: Path, staged: Path, config: FeatureConfig,
                                           compression=_staged_compression(part.schema))
             writer.write_table(part)
         if writer is None:  # no turns: an empty, well-formed table all the same
-            empty = pa.Table.from_batches([], schema=_empty_schema(con, config, queries))
+            empty = pa.Table.from_batches([], schema=_empty_schema(con, config, turn_sql))
             writer = pq.ParquetWriter(part_path, empty.schema.with_metadata(metadata),
                                       compression=_staged_compression(empty.schema))
         writer.close()
@@ -248,11 +249,10 @@ def _tokenise(batch: pa.Table, config: FeatureConfig) -> _Tokens:
 
 
 def _batch_features(con: duckdb.DuckDBPyConnection, batch: pa.Table, traj_offset: int,
-                    config: FeatureConfig, queries: tuple[str, str], common: np.ndarray,
+                    config: FeatureConfig, turn_sql: str, common: np.ndarray,
                     stats: FeatureStats) -> pa.Table:
     """Features of one batch of whole trajectories, plus traj_seq and the signatures that the
     corpus frequencies need."""
-    pairs_sql, turn_sql = queries
     clock = time.perf_counter()
     traj, turn = run_numbers(batch["trajectory_id"])
     turn_index = batch["turn_index"].to_numpy()
@@ -268,7 +268,6 @@ def _batch_features(con: duckdb.DuckDBPyConnection, batch: pa.Table, traj_offset
     stats.seconds["shingles + minhash"] += time.perf_counter() - clock
 
     clock = time.perf_counter()
-    first_row = np.flatnonzero(turn == 0)
     sets = shingle_counts(tokens.shingled.hashes, tokens.shingled.offsets, traj)
     sets.update(word_counts(tokens.words, tokens.word_offsets, traj, common,
                             config.chrome_min_observations))
@@ -276,16 +275,8 @@ def _batch_features(con: duckdb.DuckDBPyConnection, batch: pa.Table, traj_offset
 
     clock = time.perf_counter()
     size = sets["obs_shingles"]
-    short = size[sets["pair_rows"]] <= config.exact_max_shingles
-    short_rows = sets.pop("pair_rows")[short]
-    con.register("short_shingles", pa.table({
-        "traj": traj[short_rows], "turn": turn[short_rows],
-        "h": sets.pop("pair_hashes")[short], "size": size[short_rows]}))
-    short_max = query_arrow(con, pairs_sql)
-    con.unregister("short_shingles")
-    best_short = np.full(n, np.nan)
-    best_short[first_row[short_max["traj"].to_numpy()] + short_max["turn"].to_numpy()] = (
-        short_max["short_max_jaccard"].to_numpy())
+    best_short = short_max_jaccard(traj, sets.pop("pair_rows"), sets.pop("pair_shingles"), size,
+                                   config.exact_max_shingles)
     best_long = long_max_jaccard(traj, size, obs_sig, config.exact_max_shingles)
     stats.seconds["jaccard_max_prev"] += time.perf_counter() - clock
 
@@ -340,7 +331,7 @@ def _previous_turn(batch: pa.Table, obs_shingles: np.ndarray, turn: np.ndarray
 
 
 def _empty_schema(con: duckdb.DuckDBPyConnection, config: FeatureConfig,
-                  queries: tuple[str, str]) -> pa.Schema:
+                  turn_sql: str) -> pa.Schema:
     empty = TURN_SCHEMA.empty_table()
-    return _batch_features(con, empty, 0, config, queries, np.zeros(0, np.uint64),
+    return _batch_features(con, empty, 0, config, turn_sql, np.zeros(0, np.uint64),
                            FeatureStats()).schema

@@ -17,8 +17,7 @@ size: at a million turns of GUI trajectories there are some 400 million occurren
 table of one trajectory fits in cache, where a sort of the batch's packed 64-bit keys (the
 previous implementation, same identities and counts) cost 3 to 4 times the CPU, and a
 `PARTITION BY traj, h ORDER BY pos` over 10x more. The per-turn features on top of these counts
-stay SQL (turn_features.sql), and so does the exact Jaccard of small observation pairs
-(short_pairs.sql).
+stay SQL (turn_features.sql).
 """
 
 from __future__ import annotations
@@ -27,9 +26,8 @@ import numba
 import numpy as np
 import polars as pl
 
-TEXT_BITS = 20  # identities are a hash's bits above these (the packed keys' text index)
+TEXT_BITS = 20  # identities: a hash's bits above these (where packed keys kept a text index)
 _IDENT = np.uint64(((1 << 63) - 1) & ~((1 << TEXT_BITS) - 1))
-_SHIFT = np.uint64(TEXT_BITS)
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 _FLAG = np.uint64(1 << 63)
 _NONE = -9  # "no such occurrence"
@@ -40,13 +38,14 @@ _WORD_COUNTS = ("new_words", "new_words_from_action", "own_words")
 def shingle_counts(hashes: np.ndarray, offsets: np.ndarray, row_trajectory: np.ndarray
                    ) -> dict[str, np.ndarray]:
     """Per batch row: obs_shingles, in_action, in_context, novel, in_prev_obs; and the rows and
-    (trajectory, shingle) identities of all observation occurrences (for short_pairs.sql).
+    (trajectory, shingle) identities of all observation occurrences, in row order, the
+    identities numbered from 0 within each trajectory (for max_jaccard.short_max_jaccard).
     `hashes`/`offsets`: the n actions' texts, then the n observations'."""
-    counts, pair_rows, pair_idents = _walk(hashes, offsets, np.zeros(0, np.bool_),
+    counts, pair_rows, pair_groups = _walk(hashes, offsets, np.zeros(0, np.bool_),
                                            row_trajectory, False, 0)
     out = dict(zip(_SHINGLE_COUNTS, counts, strict=True))
     out["pair_rows"] = pair_rows
-    out["pair_hashes"] = pair_idents
+    out["pair_shingles"] = pair_groups
     return out
 
 
@@ -88,7 +87,8 @@ def common_words(hashes: np.ndarray, offsets: np.ndarray, min_share: float,
 @numba.njit(cache=True)
 def _walk(hashes, offsets, flagged, row_trajectory, words, chrome_min):
     """Both kinds of counts (`words` picks which), trajectory by trajectory: counts[5, n], and
-    for shingles the (row, identity) of every observation occurrence."""
+    for shingles the row and identity of every observation occurrence, in row order (the
+    identity as a number from 0 within its trajectory)."""
     n = len(offsets) // 2
     starts = [0]
     for r in range(1, n):
@@ -98,7 +98,7 @@ def _walk(hashes, offsets, flagged, row_trajectory, words, chrome_min):
     counts = np.zeros((5, n), np.int64)
     n_obs = offsets[2 * n] - offsets[n] if not words else 0
     pair_rows = np.empty(n_obs, np.int64)
-    pair_idents = np.empty(n_obs, np.uint64)
+    pair_groups = np.empty(n_obs, np.int64)
     n_pairs = 0
     largest = 0
     for s in range(len(starts) - 1):
@@ -172,7 +172,7 @@ def _walk(hashes, offsets, flagged, row_trajectory, words, chrome_min):
                         counts[3, r] += f == t
                         counts[4, r] += (p == t - 2) or (p == t - 1 and p2 == t - 2)
                         pair_rows[n_pairs] = r
-                        pair_idents[n_pairs] = key >> _SHIFT
+                        pair_groups[n_pairs] = g
                         n_pairs += 1
         turns = hi - lo
         for i in range(n_occ):
@@ -183,7 +183,7 @@ def _walk(hashes, offsets, flagged, row_trajectory, words, chrome_min):
                 counts[2, occurrence_row[i]] += 1
         for g in range(groups):
             table[group_slot[g]] = -1
-    return counts, pair_rows[:n_pairs], pair_idents[:n_pairs]
+    return counts, pair_rows[:n_pairs], pair_groups[:n_pairs]
 
 
 @numba.njit(cache=True)

@@ -4,7 +4,7 @@
 --   traj, turn      the trajectory's number in the batch and the turn's 0-based ordinal in it;
 --   obs_shingles, in_action, in_context, novel, in_prev_obs, new_words, new_words_from_action,
 --   own_words       set counts of the observation (quality/observation_sets.py);
---   short_max_jaccard  exact best Jaccard with an earlier small observation (short_pairs.sql);
+--   short_max_jaccard  exact best Jaccard with an earlier small observation (max_jaccard.py);
 --   long_max_jaccard   MinHash estimate of it for pairs with a large one (max_jaccard.py);
 --   prev_obs_shingles, prev_obs_chars  obs_shingles and the observation's length of the
 --                   previous turn of the trajectory (NULL on its first turn): the rows come in

@@ -55,12 +55,14 @@ def test_set_counts_follow_their_definitions(seed):
     for name, values in expected.items():
         assert got[name].tolist() == values, name
     assert any(expected["own_words"]) and any(expected["in_prev_obs"])  # cases that count
-    # pairs: each observation's distinct (trajectory, shingle) identities, 43 bits of the hash
-    # mixed with the trajectory number
-    mix = 0x9E3779B97F4A7C15
-    identity = [(r, ((h ^ (int(traj[r]) * mix % 2**64)) % 2**63) >> 20) for r, h in pairs]
-    assert sorted(zip(got["pair_rows"].tolist(), got["pair_hashes"].tolist(),
-                      strict=True)) == sorted(identity)
+    # pairs: each observation's distinct shingles, numbered within the trajectory, in row order
+    assert got["pair_rows"].tolist() == sorted(r for r, _ in pairs)
+    number = {}
+    for r, k in zip(got["pair_rows"].tolist(), got["pair_shingles"].tolist(), strict=True):
+        number.setdefault((int(traj[r]), k), set()).add(r)
+    assert sorted(sorted(rows) for rows in number.values()) == sorted(
+        sorted({r for r, h in pairs if traj[r] == t and h == g})
+        for t, g in {(int(traj[r]), h) for r, h in pairs})
 
 def test_no_turns_no_counts():
     empty = np.zeros(0, np.uint64)
