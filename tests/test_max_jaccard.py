@@ -1,4 +1,4 @@
-"""long_max_jaccard (quality/max_jaccard.py) against its definition in plain Python."""
+"""jaccard_max_prev (quality/max_jaccard.py) against its definitions in plain Python."""
 
 from __future__ import annotations
 
