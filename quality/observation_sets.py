@@ -26,9 +26,11 @@ import numba
 import numpy as np
 import polars as pl
 
+from quality.hash_slots import empty_table, first_slot
+
 TEXT_BITS = 20  # identities: a hash's bits above these (where packed keys kept a text index)
 _IDENT = np.uint64(((1 << 63) - 1) & ~((1 << TEXT_BITS) - 1))
-_MIX = np.uint64(0x9E3779B97F4A7C15)
+_MIX = np.uint64(0x9E3779B97F4A7C15)  # (trajectory number x this) ^ hash: the identity
 _FLAG = np.uint64(1 << 63)
 _NONE = -9  # "no such occurrence"
 _SHINGLE_COUNTS = ("obs_shingles", "in_action", "in_context", "novel", "in_prev_obs")
@@ -105,12 +107,8 @@ def _walk(hashes, offsets, flagged, row_trajectory, words, chrome_min):
         size = (offsets[starts[s + 1]] - offsets[starts[s]]
                 + offsets[n + starts[s + 1]] - offsets[n + starts[s]])
         largest = max(largest, size)
-    bits = 4
-    while (1 << bits) < 2 * largest:
-        bits += 1
-    capacity = 1 << bits
-    shift = np.uint64(64 - bits)
-    table = np.full(capacity, -1, np.int64)
+    table, bits = empty_table(largest)
+    capacity = len(table)
     group_key = np.empty(largest, np.uint64)
     group_slot = np.empty(largest, np.int64)
     first = np.empty(largest, np.int64)
@@ -133,7 +131,7 @@ def _walk(hashes, offsets, flagged, row_trajectory, words, chrome_min):
                     key = (hashes[j] ^ mix) & _IDENT
                     if has_flags and flagged[j]:
                         key |= _FLAG
-                    slot = np.int64((key * _MIX) >> shift)
+                    slot = first_slot(key, bits)
                     while True:
                         g = table[slot]
                         if g < 0 or group_key[g] == key:
