@@ -54,7 +54,7 @@ def _band_frequency(signatures, rows, trajectory, lo, hi, threshold, multipliers
     verified against the bucket's first row, and `best` raised to each verified member's
     number of distinct trajectories among the verified (1 for the unverified). A numba loop
     with hash tables: the numpy version (a stable argsort of the keys, gathers of the
-    compared signatures, a np.unique of (bucket, trajectory)) took 3x the CPU."""
+    compared signatures, a np.unique of (bucket, trajectory)) took 2 to 3x the CPU."""
     m = len(rows)
     table, bits = empty_table(m)
     capacity = len(table)

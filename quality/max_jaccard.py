@@ -2,12 +2,12 @@
 
 `short_max_jaccard` is the exact value over pairs of small observations (at most `exact_max`
 shingles): only pairs that share a shingle, found through each shingle's chain of earlier
-small observations (what a self-join on (trajectory, shingle) finds, at a fifth of DuckDB's
-CPU). `long_max_jaccard` covers the remaining pairs, those two or more turns apart where
+small observations (what a self-join on (trajectory, shingle) finds, at about a third of
+DuckDB's CPU). `long_max_jaccard` covers the remaining pairs, those two or more turns apart where
 either observation is large (jaccard_prev is always exact), from the 128-value MinHash
 signatures (standard error sqrt(J (1 - J) / 128): 0.019 at J = 0.95): a numba loop over each
 trajectory's pairs, with no T x T x 128 temporaries (numpy row blocks, 256 x T x 128 bytes at
-a time, took 3x the CPU); the estimate is the share of equal values, exactly as numpy's mean
+a time, took over 10x the CPU); the estimate is the share of equal values, exactly as numpy's mean
 of the comparison gives it (a count over the number of values).
 """
 

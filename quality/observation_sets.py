@@ -15,9 +15,9 @@ Two different shingles of one trajectory share an identity with probability abou
 These are numba loops (LLVM-compiled, integer-exact) rather than a DuckDB window because of the
 size: at a million turns of GUI trajectories there are some 400 million occurrences. The
 table of one trajectory fits in cache, where a sort of the batch's packed 64-bit keys (the
-previous implementation, same identities and counts) cost 3 to 4 times the CPU, and a
-`PARTITION BY traj, h ORDER BY pos` over 10x more. The per-turn features on top of these counts
-stay SQL (turn_features.sql).
+previous implementation, same identities and counts) cost 7 times the CPU (7.6 against 1.0 s
+for 148k turns), and a `PARTITION BY traj, h ORDER BY pos` over 10x more than the sort. The
+per-turn features on top of these counts stay SQL (turn_features.sql).
 """
 
 from __future__ import annotations
