@@ -132,13 +132,19 @@ GATES: dict[str, str] = {
     "github_token": _literal("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
     "aws_secret_key": _literal("secret", any_case=True),
     "env_secret": _literal("TOKEN", "SECRET", "PASS", "KEY", "AUTH", "CREDENTIAL"),
-    "email": _literal("@"),
+    # What the pattern itself needs, not only its `@` / `://` (the pattern without its
+    # look-ahead): most texts with those hold a decorator, a package scope or a URL without a
+    # user, and need not reach Python. (Every class
+    # here means the same in both engines: ASCII ranges, and `[^\s...]`, where Python's \s
+    # takes every character that Rust's does: tests/test_secrets_gates.py.)
+    "email": r"[A-Za-z0-9._%+-]@[A-Za-z0-9-]+\.[A-Za-z0-9-]",
+    "password_in_url": r"""://[^\s:/?#\[\]@'"`<>]*:[^\s/?#\[\]'"`<>\\]+@[A-Za-z0-9\[]""",
     "phone": r"\+\d|\(\d{3}\)|-\d{3}-\d{4}|\.\d{3}\.\d{4}",
     "aws_access_key": _literal("A3T", "ABIA", "ACCA", "AKIA", "ASIA") + "|(?i:aws)",
     "gitlab_token": _literal("glpat-", "gldt-", "glft-", "glsoat-", "glrt-", "GR1348941",
                              "glcbt-", "glimt-", "glptt-", "glagent-", "gloas-"),
     "slack_token": _literal("xox", "hooks.slack.com", any_case=True),
-    "jwt": _literal("eyJ"), "password_in_url": _literal("://"),
+    "jwt": _literal("eyJ"),
     "auth_header": _literal("bearer", "authorization", "api-key", "auth-token",
                             "access-token", any_case=True),
     "stripe_key": _literal("k_live_"), "sendgrid_key": _literal("SG."),
@@ -157,9 +163,14 @@ GATES: dict[str, str] = {
 }
 _GATE_RES: dict[str, re.Pattern[str]] = {kind: re.compile(gate) for kind, gate in GATES.items()}
 ALL_KINDS: tuple[str, ...] = tuple(dict.fromkeys((*PATTERNS, *PLUGINS)))
-# Every gate in one pattern, each in its own group (an inline flag such as (?i) then holds for
-# its own gate only).
-ANY_GATE = "|".join(f"(?:{GATES[kind]})" for kind in ALL_KINDS)
+# keyword_secret's gate is the slow one over a whole column (a case-insensitive word, then
+# quotes: no literal for the regex engine to skip ahead to); its words alone are, and every
+# text it passes holds one, so it runs only on the texts that do.
+_KEYWORDS = r"(?i)key|pass|pwd|secret|contrase"
+_REST_KINDS = tuple(kind for kind in ALL_KINDS if kind != "keyword_secret")
+# Every other gate in one pattern, each in its own group (an inline flag such as (?i) then
+# holds for its own gate only).
+_REST_GATE = "|".join(f"(?:{GATES[kind]})" for kind in _REST_KINDS)
 
 # Kinds whose value must start a token (`task-sk-...` or `xhf_...` is not a key).
 _TOKEN_START_KINDS = frozenset({"anthropic_key", "openai_key", "huggingface_token",
@@ -223,25 +234,35 @@ def find_sensitive(text: str | None, kinds: Iterable[str] | None = None) -> list
 def gated_kinds(texts: Sequence[str | None] | pa.Array | pa.ChunkedArray
                 ) -> list[tuple[str, ...]]:
     """For each text, the kinds whose gate it passes: the gates over the whole column at once
-    (polars, Rust regex), so most texts never reach a Python regex. One pass of all the gates
-    as one alternation (`ANY_GATE`: it matches a text where one of them does) finds the texts
-    that pass any; only those are tried gate by gate."""
+    (polars, Rust regex), so most texts never reach a Python regex. Two passes over every text
+    (the keywords of keyword_secret's gate; all the other gates as one alternation, which
+    matches a text where one of them does); then only the texts they flag are tried gate by
+    gate."""
     column = (pl.Series(texts).cast(pl.String) if isinstance(texts, (pa.Array, pa.ChunkedArray))
               else pl.Series(list(texts), dtype=pl.String))
-    rows = np.flatnonzero(column.str.contains(ANY_GATE).fill_null(False).to_numpy())
+    first = pl.DataFrame({"text": column}).select(
+        pl.col("text").str.contains(_REST_GATE).fill_null(False).alias("rest"),
+        pl.col("text").str.contains(_KEYWORDS).fill_null(False).alias("keywords"))
+    passed = np.zeros((len(column), len(ALL_KINDS)), dtype=bool)
+    rest_rows = np.flatnonzero(first["rest"].to_numpy())
+    if len(rest_rows):
+        frame = pl.DataFrame({"text": column.gather(rest_rows)})
+        passed[np.ix_(rest_rows, [ALL_KINDS.index(kind) for kind in _REST_KINDS])] = \
+            frame.select(pl.col("text").str.contains(GATES[kind]).fill_null(False).alias(kind)
+                         for kind in _REST_KINDS).to_numpy()
+    keyword_rows = np.flatnonzero(first["keywords"].to_numpy())
+    if len(keyword_rows):
+        passed[keyword_rows, ALL_KINDS.index("keyword_secret")] = column.gather(
+            keyword_rows).str.contains(GATES["keyword_secret"]).fill_null(False).to_numpy()
     out: list[tuple[str, ...]] = [()] * len(column)
-    if not len(rows):
-        return out
-    frame = pl.DataFrame({"text": column.gather(rows)})
-    flags = frame.select(pl.col("text").str.contains(GATES[kind]).fill_null(False).alias(kind)
-                         for kind in ALL_KINDS).to_numpy()
+    rows = np.flatnonzero(passed.any(axis=1))
     # (texts that pass the same gates share one tuple: few combinations recur)
     kinds_of: dict[tuple[bool, ...], tuple[str, ...]] = {}
-    for row, passed in zip(rows.tolist(), map(tuple, flags.tolist()), strict=True):
-        if passed not in kinds_of:
-            kinds_of[passed] = tuple(kind for kind, yes in zip(ALL_KINDS, passed, strict=True)
-                                     if yes)
-        out[row] = kinds_of[passed]
+    for row, flags in zip(rows.tolist(), map(tuple, passed[rows].tolist()), strict=True):
+        if flags not in kinds_of:
+            kinds_of[flags] = tuple(kind for kind, yes in zip(ALL_KINDS, flags, strict=True)
+                                    if yes)
+        out[row] = kinds_of[flags]
     return out
 
 
