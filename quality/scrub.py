@@ -27,7 +27,6 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from quality.secrets import Finding, find_sensitive, gated_kinds
@@ -225,13 +224,17 @@ def _trajectories_to_read(trajectory_gates: list[list[tuple[str, ...]]],
 
 
 def _replaced(table: pa.Table, name: str, cells: dict[int, str]) -> pa.Table:
-    """`table` with column `name`'s cells at the given rows replaced."""
-    column = table[name].combine_chunks()
-    mask = np.zeros(table.num_rows, dtype=bool)
-    rows = sorted(cells)
-    mask[rows] = True
-    new = pc.replace_with_mask(column, pa.array(mask),
-                               pa.array([cells[row] for row in rows], column.type))
+    """`table` with column `name`'s cells at the given rows replaced: the unchanged runs as
+    slices of the old chunks (no copy; the sink joins the chunks when it writes a row group)."""
+    column = table[name]
+    chunks: list[pa.Array] = []
+    position = 0
+    for row in sorted(cells):
+        chunks += column.slice(position, row - position).chunks
+        chunks.append(pa.array([cells[row]], column.type))
+        position = row + 1
+    chunks += column.slice(position).chunks
+    new = pa.chunked_array(chunks, column.type)
     return table.set_column(table.schema.get_field_index(name), table.schema.field(name), new)
 
 
