@@ -121,6 +121,14 @@ def _literal(*needles: str, any_case: bool = False) -> str:
     return ("(?i)" if any_case else "") + "|".join(re.escape(n) for n in needles)
 
 
+# detect-secrets' keyword rules (quotes-required mode): `password = "x"`, `secret: 'x'`,
+# `"x" == password`, `pwd ... "x";`; the gate wants a keyword next to a quoted value. (Its three
+# shapes run apart in `gated_kinds`: together they make one slow automaton.)
+_KEYWORD_GATES = (
+    r"(?i:(?:key|pass|pwd|secret|contrase)\w*[\]'\"]{0,2}\s*(?::|={1,3}|!==?|=>)\s*['\"`])",
+    r"(?i:['\"`]\s*[!=]{2,3}\s*\w*(?:key|pass|pwd|secret|contrase))",
+    r"(?i:(?:key|pass|pwd|secret|contrase)\S{0,50}\s*['\"`][^'\"`]*['\"`];)")
+
 # Gates: a cheap regex (one literal or a short literal-led pattern) without which a kind cannot
 # match. A text no gate lets through skips the kind; for detect-secrets plugins only the lines
 # the gate lets through are analysed. Written for both Python's `re` and Rust's `regex` (polars
@@ -153,19 +161,14 @@ GATES: dict[str, str] = {
     "twilio_key": r"AC[a-z0-9]{32}|SK[a-z0-9]{32}",
     "discord_token": r"\.[a-zA-Z0-9_-]{6}\.[a-zA-Z0-9_-]{27}",
     "telegram_token": r":[0-9A-Za-z_-]{35}",
-    # detect-secrets' keyword rules (quotes-required mode): `password = "x"`, `secret: 'x'`,
-    # `"x" == password`, `pwd ... "x";`; the gate wants a keyword next to a quoted value.
-    "keyword_secret": (
-        r"(?i)(?:key|pass|pwd|secret|contrase)\w*[\]'\"]{0,2}\s*(?::|={1,3}|!==?|=>)\s*['\"`]"
-        r"|['\"`]\s*[!=]{2,3}\s*\w*(?:key|pass|pwd|secret|contrase)"
-        r"|(?:key|pass|pwd|secret|contrase)\S{0,50}\s*['\"`][^'\"`]*['\"`];"),
+    "keyword_secret": "|".join(_KEYWORD_GATES),
     "ip_address": r"\.\d{1,3}\.\d{1,3}\.\d",
 }
 _GATE_RES: dict[str, re.Pattern[str]] = {kind: re.compile(gate) for kind, gate in GATES.items()}
 ALL_KINDS: tuple[str, ...] = tuple(dict.fromkeys((*PATTERNS, *PLUGINS)))
 # keyword_secret's gate is the slow one over a whole column (a case-insensitive word, then
-# quotes: no literal for the regex engine to skip ahead to); its words alone are, and every
-# text it passes holds one, so it runs only on the texts that do.
+# quotes: no literal for the regex engine to skip ahead to); its words alone are fast, and
+# every text it passes holds one, so it runs only on the texts that do.
 _KEYWORDS = r"(?i)key|pass|pwd|secret|contrase"
 _REST_KINDS = tuple(kind for kind in ALL_KINDS if kind != "keyword_secret")
 # Every other gate in one pattern, each in its own group (an inline flag such as (?i) then
@@ -252,8 +255,10 @@ def gated_kinds(texts: Sequence[str | None] | pa.Array | pa.ChunkedArray
                          for kind in _REST_KINDS).to_numpy()
     keyword_rows = np.flatnonzero(first["keywords"].to_numpy())
     if len(keyword_rows):
-        passed[keyword_rows, ALL_KINDS.index("keyword_secret")] = column.gather(
-            keyword_rows).str.contains(GATES["keyword_secret"]).fill_null(False).to_numpy()
+        frame = pl.DataFrame({"text": column.gather(keyword_rows)})
+        passed[keyword_rows, ALL_KINDS.index("keyword_secret")] = frame.select(
+            pl.any_horizontal(pl.col("text").str.contains(gate).fill_null(False)
+                              for gate in _KEYWORD_GATES)).to_series().to_numpy()
     out: list[tuple[str, ...]] = [()] * len(column)
     rows = np.flatnonzero(passed.any(axis=1))
     # (texts that pass the same gates share one tuple: few combinations recur)
