@@ -104,6 +104,9 @@ def mirrored_fields(action: str, observation: str, arguments: Any = _UNPARSED
     """(fields_sent, fields_mirrored) of one turn; (0, 0) unless the action has JSON arguments
     with keys and the observation is a JSON object (or a list of exactly one). `arguments`:
     the action's `call_arguments`, when the caller has parsed them already."""
+    first = (observation or "")[:1]
+    if first not in ("{", "[") and not first.isspace():
+        return 0, 0  # (before the copy strip makes: most replies are not JSON)
     text = (observation or "").strip()
     if text[:1] not in ("{", "[") or len(text) > MAX_REPLY_CHARS:
         return 0, 0  # (tested first: most replies are not JSON, and then nothing is sent)
@@ -140,6 +143,8 @@ def mirrored_columns(actions: list[str], observations: list[str],
         arguments = [call_arguments(a or "") for a in actions]
     pairs = [mirrored_fields(a, o, parsed)
              for a, o, parsed in zip(actions, observations, arguments, strict=True)]
+    writes = {name: write_call(name) for name in set(tool_names)}
     return {"fields_sent": pa.array([p[0] for p in pairs], pa.int32()),
             "fields_mirrored": pa.array([p[1] for p in pairs], pa.int32()),
-            "write_call": pa.array([write_call(t) for t in tool_names], pa.bool_())}
+            # (each distinct tool name read once: a batch has a few dozen)
+            "write_call": pa.array([writes[t] for t in tool_names], pa.bool_())}

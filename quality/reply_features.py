@@ -67,10 +67,21 @@ CONFIRM_PROMPT = re.compile(r"\b([Aa]re you sure|[Dd]o you want to (continue|pro
 CONFIRM_TAIL_CHARS = 600  # a confirmation prompt ends the screen
 _CONFIRM_HINTS = ("sure", "want to", "onfirm")
 # Volatile or generic values: ISO timestamps, clock times, dates, numbers.
-_NUMBERISH = re.compile(r"\d{4}-\d\d-\d\d([T ][\d:.]+Z?)?|\d+([:.,]\d+)*")
-_IDENTIFIER = re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+|(?:[\w.-]*/[\w.-]+)+|\b[A-Za-z_]+\d[\w]*"
-                         r"|\b\w+[._-]\w+[\w.-]*")
-_WORD = re.compile(r"[A-Za-z]{2,}")
+# (= \d{4}-\d\d-\d\d([T ][\d:.]+Z?)?|\d+([:.,]\d+)* with the first digit taken out in front:
+# the same matches, but a pattern that opens with a class lets re skip to the next digit
+# in C, at a third of the time; _WORD likewise)
+_NUMBERISH = re.compile(r"\d(?:\d{3}-\d\d-\d\d(?:[T ][\d:.]+Z?)?|\d*(?:[:.,]\d+)*)")
+_ADDRESS = r"[\w.+-]+@[\w-]+\.[\w.]+"
+_PATH = r"(?:[\w.-]*/[\w.-]+)+"
+_NAME = r"\b[A-Za-z_]+\d[\w]*|\b\w+[._-]\w+[\w.-]*"
+_IDENTIFIER = re.compile(f"{_ADDRESS}|{_PATH}|{_NAME}")
+# _IDENTIFIER for a text that holds an "@" or not, a "/" or not: without the address or path
+# part where it cannot match (the same matches), whose run over each word then backtracks
+# (findall in 35% less time on the short replies).
+_IDENTIFIER_HOLDING = {(at, slash): re.compile("|".join([_ADDRESS] * at + [_PATH] * slash
+                                                        + [_NAME]))
+                       for at in (False, True) for slash in (False, True)}
+_WORD = re.compile(r"[A-Za-z][A-Za-z]+")  # (= [A-Za-z]{2,})
 _PAST_TENSE = re.compile(r"[A-Z][a-z]{2,}ed")  # "Scaled", "Switched", "Encrypted"
 _TWO_LETTERS = re.compile(r"[A-Za-z].*?[A-Za-z]", re.DOTALL)
 _ALNUM = re.compile(r"[^\W_]")
@@ -178,7 +189,7 @@ def reply_row(values: list[str], observation: str
     # ("Scaled deployment X to 0 replicas", "Switched to a new branch 'X'"), whatever the verb.
     ack = (not _ALNUM.search(rest) or not ACK_WORDS.isdisjoint(map(str.lower, words))
            or bool(words and _PAST_TENSE.fullmatch(words[0])))
-    foreign = len(_IDENTIFIER.findall(plain)) if ack else 0
+    foreign = len(_IDENTIFIER_HOLDING["@" in plain, "/" in plain].findall(plain)) if ack else 0
     return found, len(words), lines, ack, confirm, foreign
 
 
