@@ -4,6 +4,8 @@ screen again with only its clock changed (unchanged)."""
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
 import pyarrow.parquet as pq
 from quality_rows import trajectory, write_partition
@@ -11,7 +13,14 @@ from quality_rows import trajectory, write_partition
 from quality.features import compute_turn_features
 from quality.labels import label_turns
 from quality.mirrored_fields import mirrored_fields, write_call
-from quality.reply_features import action_values, masked_texts
+from quality.reply_features import (
+    _IDENTIFIER,
+    _IDENTIFIER_HOLDING,
+    _NUMBERISH,
+    _WORD,
+    action_values,
+    masked_texts,
+)
 
 TOOL = {"action_kind": "tool_call", "observation_format": "tool_result_text"}
 TREE = {"action_kind": "click", "observation_format": "a11y_tree"}
@@ -154,3 +163,20 @@ def test_repeat_texts_collapse_whitespace_as_a_plain_whitespace_run_regex_does()
         r"\s+", " ").str.strip_chars().to_list()
     assert flat == reference
     assert flat[1] == "a b" and flat[5] == "x y" and flat[11] == "a \x1c b"  # \x1c: no space
+
+
+def test_reply_patterns_match_as_written() -> None:
+    # reply_row's patterns are rewritten for speed (a class in front, parts that cannot match
+    # left out): the same matches as the forms they stand for, on tricky texts
+    numberish = re.compile(r"\d{4}-\d\d-\d\d([T ][\d:.]+Z?)?|\d+([:.,]\d+)*")
+    texts = ["2024-01-05T10:00:01Z ok", "v1.2.3, 4:05 and 1,000", "٣٤٥ é12: x²", "12345-67-89",
+             "a/b/c d@e.fg h_i-j k9 /w/a.md x@y", "path/ to/ file", "", "no ids here",
+             "ab@cd.ef.gh/ij", "__init__.py a.b-c_d", "2024-01-05 10:00 2024-1-5"]
+    for text in texts:
+        assert [m.span() for m in _NUMBERISH.finditer(text)] == [
+            m.span() for m in numberish.finditer(text)]
+        assert _WORD.findall(text) == re.findall(r"[A-Za-z]{2,}", text)
+        assert _IDENTIFIER_HOLDING["@" in text, "/" in text].findall(text) == (
+            _IDENTIFIER.findall(text))
+    # a reply opening with whitespace is still read as JSON (first-character test)
+    assert mirrored_fields('chat-create({"subject": "Hi"})', ' \n{"subject": "Hi"}') == (1, 1)
