@@ -199,6 +199,11 @@ def _connect(config: FeatureConfig) -> duckdb.DuckDBPyConnection:
     return con
 
 
+# The characters DuckDB's trim() drops (utf8proc's category Zs), as an RE2 class: content_chars
+# measures the trimmed text without building it (tests/test_quality_features.py checks the set).
+TRIM_SPACES = r"[ \x{00A0}\x{1680}\x{2000}-\x{200A}\x{202F}\x{205F}\x{3000}]"
+
+
 def _render_turn_sql(config: FeatureConfig) -> str:
     """turn_features.sql with the error and empty-output patterns of quality/patterns.py."""
     def checks(column: str) -> str:
@@ -223,6 +228,7 @@ def _render_turn_sql(config: FeatureConfig) -> str:
             .replace("{recovered}", f"({recovered})")
             .replace("{trailing_prompts}", sql_literal(patterns.TRAILING_PROMPTS))
             .replace("{empty_wrappers}", wrappers)
+            .replace("{spaces}", TRIM_SPACES)
             .replace("$head_tail_chars", str(int(config.head_tail_chars))))
 
 

@@ -88,9 +88,15 @@ SELECT
     tool_name,
     obs_chars,
     action_chars,
-    -- what is left once a harness's "no output" markup is removed; 0 with no letter or digit
-    CASE WHEN regexp_matches(unwrapped, '[\pL\pN]') THEN length(trim(unwrapped)) ELSE 0 END
-        AS content_chars,
+    -- what is left once a harness's "no output" markup is removed; 0 with no letter or digit.
+    -- The length of trim(unwrapped) without trimming: trim() drops the space separators
+    -- (Unicode Zs, the class below) at both ends, but walks the whole text to find the last
+    -- one; the two anchored runs cannot meet in a text with a letter or digit.
+    CASE WHEN regexp_matches(unwrapped, '[\pL\pN]')
+         THEN length(unwrapped) - length(regexp_extract(unwrapped, '^{spaces}+'))
+              - length(regexp_extract(unwrapped, '{spaces}+$'))
+         ELSE 0
+    END AS content_chars,
     obs_shingles,
     CASE WHEN obs_shingles > 0 THEN novel END AS novel_shingles,
     CASE WHEN obs_shingles > 0 THEN new_words END AS new_words,

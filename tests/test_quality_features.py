@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 
+import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -16,7 +17,7 @@ import pytest
 from quality_rows import trajectory, write_partition
 
 from quality import corpus_columns, observation_sets
-from quality.features import FeatureConfig, compute_turn_features
+from quality.features import TRIM_SPACES, FeatureConfig, compute_turn_features
 from quality.tables import TURN_FEATURES
 
 CANNED = "Welcome to the portal. Please sign in to continue with your account."
@@ -236,3 +237,26 @@ def test_common_words_are_the_words_of_a_tenth_of_the_sampled_texts(n_texts):
     expected = sorted(w for w, c in counts.items() if c >= 0.1 * with_words)
     assert sorted(got.tolist()) == (expected if n_texts >= 50 else [])
     assert n_texts < 50 or len(expected) > 3  # a case with common words
+
+
+def test_trim_spaces_are_what_duckdb_trim_drops():
+    """TRIM_SPACES, the class content_chars measures trim() with, holds exactly the code points
+    DuckDB's trim() removes (a DuckDB whose trim drops more or fewer would fail here)."""
+    differ = duckdb.connect().execute(f"""
+        SELECT count(*) FROM range(1, 1114112) AS r(cp)
+        WHERE cp NOT BETWEEN 55296 AND 57343  -- surrogates are no characters
+          AND (length(trim(chr(cp::INTEGER))) = 0)
+              <> regexp_matches(chr(cp::INTEGER), '^{TRIM_SPACES}$')""").fetchone()[0]
+    assert differ == 0
+
+
+def test_content_chars_is_the_trimmed_length(tmp_path):
+    """Space separators (ASCII, no-break, ideographic) at either end do not count, line breaks
+    and tabs do, and so does every space inside."""
+    texts = ["\u3000 \u00a0abc d\u2003e \u00a0 ", "\n ab \t", " \u202fx\u205f", "  \n  "]
+    turns, _ = write_partition(tmp_path, "terminal", {"spaces.json": trajectory(
+        "t", [(f"a{k}", text) for k, text in enumerate(texts)])})
+    out = tmp_path / "out.parquet"
+    compute_turn_features(turns, out)
+    rows = sorted(pq.read_table(out).to_pylist(), key=lambda r: r["turn_index"])
+    assert [r["content_chars"] for r in rows] == [len("abc d\u2003e"), len("\n ab \t"), 1, 0]
