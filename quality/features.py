@@ -323,14 +323,15 @@ def _batch_features(con: duckdb.DuckDBPyConnection, batch: pa.Table, traj_offset
 
 def _previous_turn(batch: pa.Table, obs_shingles: np.ndarray, turn: np.ndarray
                    ) -> dict[str, pa.Array]:
-    """prev_obs_shingles and prev_obs_chars of turn_features.sql: the previous row's (the
-    rows are in trajectory and turn order), NULL on a trajectory's first turn; characters as
-    DuckDB's length() counts them (code points)."""
+    """obs_chars, prev_obs_shingles and prev_obs_chars of turn_features.sql: the previous
+    row's (the rows are in trajectory and turn order), NULL on a trajectory's first turn;
+    characters as DuckDB's length() counts them (code points), counted once, here."""
     first = turn == 0
     chars = pc.cast(pc.utf8_length(batch["observation"]), pa.int64())
     previous_chars = pa.concat_arrays([pa.nulls(1, pa.int64()), *chars.chunks]).slice(
         0, batch.num_rows) if batch.num_rows else pa.array([], pa.int64())
-    return {"prev_obs_shingles": pa.array(np.r_[0, obs_shingles[:-1]][:len(turn)], pa.int64(),
+    return {"obs_chars": chars,
+            "prev_obs_shingles": pa.array(np.r_[0, obs_shingles[:-1]][:len(turn)], pa.int64(),
                                           mask=first),
             "prev_obs_chars": pc.if_else(pa.array(first), pa.scalar(None, pa.int64()),
                                          previous_chars)}

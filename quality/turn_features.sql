@@ -6,6 +6,7 @@
 --   own_words       set counts of the observation (quality/observation_sets.py);
 --   short_max_jaccard  exact best Jaccard with an earlier small observation (max_jaccard.py);
 --   long_max_jaccard   MinHash estimate of it for pairs with a large one (max_jaccard.py);
+--   obs_chars       the observation's length in characters (code points, as length());
 --   prev_obs_shingles, prev_obs_chars  obs_shingles and the observation's length of the
 --                   previous turn of the trajectory (NULL on its first turn): the rows come in
 --                   trajectory and turn order, so they are the previous row's, taken in numpy
@@ -18,10 +19,9 @@
 WITH texts AS (
     SELECT
         *,
-        length(observation) AS obs_chars,
         length(action) AS action_chars,
         -- the start and end of a long observation; see patterns.py
-        CASE WHEN length(observation) <= 2 * $head_tail_chars THEN observation
+        CASE WHEN obs_chars <= 2 * $head_tail_chars THEN observation
              ELSE left(observation, $head_tail_chars) || chr(10)
                   || right(observation, $head_tail_chars)
         END AS head_tail
