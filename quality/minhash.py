@@ -45,7 +45,8 @@ import pyarrow.parquet as pq
 from quality.shingles import Shingled
 
 _EMPTY = np.uint32(0xFFFFFFFF)  # datasketch's initial hash value: the signature of an empty set
-# fmix32's two shift-multiply rounds (then a final shift by 16), as uint64 for numba
+# MurmurHash3's 32-bit finaliser (datasketch premixes every input hash with it): two
+# shift-multiply rounds, then a final shift by 16; as uint64 for numba
 _FMIX32 = ((np.uint64(16), np.uint64(0x85EBCA6B)), (np.uint64(13), np.uint64(0xC2B2AE35)))
 
 
@@ -82,18 +83,6 @@ def permutations(config: MinHashConfig) -> tuple[np.ndarray, np.ndarray]:
     a, b = datasketch.MinHash(num_perm=config.num_perm, seed=config.seed,
                               scheme="affine32").permutations
     return a.astype(np.uint32), b.astype(np.uint32)
-
-
-def fmix32(h: np.ndarray) -> np.ndarray:
-    """MurmurHash3's 32-bit finaliser (datasketch premixes every input hash with it)."""
-    h = h.astype(np.uint32, copy=True)
-    with np.errstate(over="ignore"):
-        h ^= h >> np.uint32(16)
-        h *= np.uint32(0x85EBCA6B)
-        h ^= h >> np.uint32(13)
-        h *= np.uint32(0xC2B2AE35)
-        h ^= h >> np.uint32(16)
-    return h
 
 
 def input_hash32(shingle_hashes: np.ndarray) -> np.ndarray:
@@ -138,7 +127,8 @@ def _min_hash(hashes: np.ndarray, offsets: np.ndarray, a: np.ndarray, b: np.ndar
               out_first: np.ndarray, out_other: np.ndarray, first: np.ndarray) -> None:
     """Fold text t's shingles (hashes[offsets[t]:offsets[t + 1]]) into row t of `out_first`
     where `first` holds, else of `out_other` (an empty `first`: all into `out_first`). Each
-    hash: its top 32 bits, premixed with fmix32, then min over (a * h + b) mod 2^32."""
+    hash: its top 32 bits, premixed with MurmurHash3's 32-bit finaliser (_FMIX32), then min
+    over (a * h + b) mod 2^32."""
     split = len(first) > 0
     mask = np.uint64(0xFFFFFFFF)
     for t in range(len(offsets) - 1):
