@@ -4,8 +4,9 @@ A text becomes the set of its word n-grams ("shingles"), each one a 64-bit hash.
 n-gram strings in Python is what makes naive MinHash slow (a Python object per shingle), so
 nothing here touches a single word in Python:
 
-1. polars lowercases the texts; a numba scan of their UTF-8 bytes cuts them at the
-   separators into one Arrow column of words (quality/word_split.py);
+1. the texts are lowercased into one buffer (ASCII ones by a compiled copy, others by polars:
+   quality/text_pool.py); a numba scan of their UTF-8 bytes cuts them at the separators into
+   one Arrow column of words, views into that buffer (quality/word_split.py);
 2. polars hashes every word to 64 bits (`Series.hash`, fixed seed: stable within a polars
    version, which is all a run needs; nothing stores word hashes);
 3. a compiled loop (numba) combines n consecutive word hashes into the shingle hash,
@@ -40,6 +41,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from quality.text_pool import lowered_texts
 from quality.word_split import split_words
 
 Tokens = Literal["whitespace", "words"]
@@ -125,18 +127,29 @@ class Shingled:
 def word_hashes(texts: Sequence[str] | pa.Array | pa.ChunkedArray | pl.Series,
                 tokens: Tokens = "whitespace", mask_ids: bool = False
                 ) -> tuple[np.ndarray, np.ndarray]:
-    """64-bit hashes of every word of every text, and each text's offsets into them.
+    """64-bit hashes of every word of every text, and each text's offsets into them."""
+    if isinstance(texts, pl.Series):
+        texts = texts.to_arrow(compat_level=pl.CompatLevel.oldest())
+    elif not isinstance(texts, (pa.Array, pa.ChunkedArray)):
+        texts = pa.array(texts, pa.large_string())
+    return laid_out_word_hashes([texts], [np.arange(len(texts))], len(texts), tokens, mask_ids)
 
-    polars lowercases the texts and hashes the words, a compiled scan splits them
-    (quality/word_split.py)."""
-    series = texts if isinstance(texts, pl.Series) else pl.Series("text", texts, dtype=pl.String)
-    lower = series.fill_null("").str.to_lowercase()
+
+def laid_out_word_hashes(columns: Sequence[pa.Array | pa.ChunkedArray],
+                         slots: Sequence[np.ndarray], n_texts: int,
+                         tokens: Tokens = "whitespace", mask_ids: bool = False
+                         ) -> tuple[np.ndarray, np.ndarray]:
+    """`word_hashes` of n_texts texts taken from several columns: row r of columns[c] is text
+    slots[c][r] (quality/text_pool.py lowercases them into one buffer in that order, a
+    compiled scan splits them: quality/word_split.py; polars hashes the words)."""
+    data, offsets = lowered_texts(columns, slots, n_texts)
     single = [c for c in _SEPARATORS[tokens] if len(c) == 1]  # (the escapes: a flag)
-    words, offsets, id_like = split_words(lower, single, tokens == "words")
+    words, word_offsets, id_like = split_words(data, offsets, single, tokens == "words",
+                                                 mask_ids)
     hashes = pl.Series(words).hash(seed=_WORD_HASH_SEED).to_numpy()
     if mask_ids:
         hashes = np.where(id_like, _ID_PLACEHOLDER, hashes)
-    return np.ascontiguousarray(hashes, dtype=np.uint64), offsets
+    return np.ascontiguousarray(hashes, dtype=np.uint64), word_offsets
 
 
 def _mix64(x: np.ndarray) -> np.ndarray:

@@ -6,136 +6,293 @@ replace-and-split (`whitespace`). Both define a word as a maximal run of code po
 no separator, which a scan finds directly:
 
 - a separator is a code point of the tokenisation's list or the space; the lists hold ASCII
-  characters and a few dozen others (Unicode spaces, typographic punctuation), checked by a
-  128-entry table and a short list;
+  characters and a few dozen others (Unicode spaces, typographic punctuation);
 - `words` only: a backslash and, when it is one of `n t r " \\ /`, the character after it (a JSON
   escape, matched leftmost as the regex does; a lone backslash is punctuation anyway).
 
-The words come back as one Arrow string-view array (their bytes copied out of the texts; polars
-takes views without a copy), so polars hashes exactly the strings it hashed before; the
-identifier rule of quality/volatile.py (`id_like`: ID_MIN_CHARS or more code points, an ASCII
-digit among them) is evaluated in the same scan (a digit byte is never part of a multi-byte
-character).
+Two scans find the same words (tests/test_word_split.py checks both against a plain-Python
+split): an ASCII text, nearly every agent text, by a branch-free loop over its bytes (a table
+says which byte is a word byte, and a word starts and ends where that flag changes: text
+switches between words and spaces every few bytes, so branches on it mispredict; this loop
+is about 5x faster), any other text by decoding its code points. The words come back as one
+Arrow string-view array whose views point into the texts' own buffer (no copy of their
+bytes), so polars hashes exactly the strings it hashed before; the identifier rule of
+quality/volatile.py (`id_like`: ID_MIN_CHARS or more code points, an ASCII digit among them)
+is evaluated per word (a digit byte is never part of a multi-byte character, and a word's
+code points are its bytes that are no UTF-8 continuation byte).
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
-import polars as pl
 import pyarrow as pa
 
 from quality.volatile import DIGITS, ID_MIN_CHARS
 
 _BACKSLASH = 0x5C
 _ESCAPED = np.array([ord(c) for c in 'ntr"\\/'], dtype=np.int64)  # after a backslash
+_MAX_OFFSET = 2**31 - 1  # a string view's offset is an int32
+# the low k bytes of a uint64, k = 0..8
+_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(9)], dtype=np.uint64)
 if DIGITS != list("0123456789"):
     raise ImportError("word_split tests ASCII digits; volatile.DIGITS changed")
 
 
-def split_words(texts: pl.Series, separators: list[str], json_escapes: bool
+def split_words(data: np.ndarray, offsets: np.ndarray, separators: list[str],
+                json_escapes: bool, identifiers: bool = True
                 ) -> tuple[pa.Array, np.ndarray, np.ndarray]:
-    """The words of the (lowercased, non-null) `texts` in text order, each text's offsets into
-    them (int64, len(texts) + 1), and per word whether it is identifier-like."""
-    arrow = texts.to_arrow(compat_level=pl.CompatLevel.oldest())
-    if not isinstance(arrow, pa.LargeStringArray):
-        arrow = arrow.cast(pa.large_string())
-    n = len(arrow)
-    _, offset_buffer, data_buffer = arrow.buffers()
-    offsets = np.frombuffer(offset_buffer, dtype=np.int64)[arrow.offset: arrow.offset + n + 1]
-    data = (np.frombuffer(data_buffer, dtype=np.uint8) if data_buffer is not None
-            else np.zeros(0, dtype=np.uint8))
-    ascii_table = np.zeros(128, dtype=np.bool_)
-    others = []
-    for c in [" ", *separators]:  # one character each
-        if ord(c) < 128:
-            ascii_table[ord(c)] = True
-        else:
-            others.append(ord(c))
-    other_codes = np.array(sorted(others), dtype=np.int64)
-    # room for the most words and bytes the texts can hold (words are separated: at most one
-    # word per two bytes of a text, rounded up), trimmed once the scan has counted them
+    """The words of the texts (lowercased UTF-8 `data`, text t at data[offsets[t]:offsets[t+1]])
+    in text order, each text's offsets into them (int64, len(texts) + 1), and per word whether
+    it is identifier-like (if `identifiers`; else an empty array)."""
+    if len(data) > _MAX_OFFSET:
+        raise ValueError("texts over 2 GiB at once: split the batch")
+    n = len(offsets) - 1
+    tables = _tables(separators, json_escapes)
+    # each word's start and end, one after the other: room for the most words the texts can
+    # hold (words are separated: at most one word per two bytes of a text, rounded up) and
+    # one more (the branch-free loop writes one ahead)
+    room = len(data) // 2 + n + 1
+    bounds = np.empty(2 * room, dtype=np.int64)
     counts = np.zeros(n, dtype=np.int64)
-    word_bytes = np.empty(len(data), dtype=np.uint8)
-    views = np.zeros((len(data) // 2 + n + 1, 16), dtype=np.uint8)  # (calloc: pages on use)
-    id_like = np.empty(len(data) // 2 + n + 1, dtype=np.bool_)
-    n_words = _scan(data, offsets, ascii_table, other_codes, json_escapes, counts, word_bytes,
-                    views, id_like)
-    views, id_like = views[:n_words], id_like[:n_words]
+    # per bound, whether the word before it held a digit; per word, identifier-like
+    digits = np.empty(2 * room if identifiers else 0, dtype=np.uint8)
+    id_like = np.empty(room if identifiers else 0, dtype=np.bool_)
+    n_words = _scan(data, np.ascontiguousarray(offsets, dtype=np.int64), tables,
+                    json_escapes, bounds, counts, digits, id_like)
+    views = np.empty((n_words, 2), dtype=np.uint64)
+    _views(data, bounds, views)
+    id_like = id_like[:n_words]
     text_offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(counts, out=text_offsets[1:])
     words = pa.Array.from_buffers(pa.string_view(), n_words,
-                                  [None, pa.py_buffer(views), pa.py_buffer(word_bytes)])
+                                  [None, pa.py_buffer(views), pa.py_buffer(data)])
     return words, text_offsets, id_like
 
 
+class _Tables(NamedTuple):
+    """The scan's byte tables (a named tuple: numba takes it as it is): word bytes of ASCII (1)
+    and separators (0), the byte that opens a JSON escape, the bytes an escape takes after
+    it, the ASCII digits, and the non-ASCII separators."""
+
+    word_byte: np.ndarray
+    escape_start: np.ndarray
+    escaped: np.ndarray
+    digit_byte: np.ndarray
+    other_codes: np.ndarray
+
+
+def _tables(separators: list[str], json_escapes: bool) -> _Tables:
+    word_byte = np.ones(256, dtype=np.uint8)
+    word_byte[128:] = 0  # (not read: a text with such a byte takes the decoding scan)
+    others = []
+    for c in [" ", *separators]:  # one character each
+        if ord(c) < 128:
+            word_byte[ord(c)] = 0
+        else:
+            others.append(ord(c))
+    escape_start = np.zeros(256, dtype=np.uint8)
+    escaped = np.zeros(256, dtype=np.uint8)
+    if json_escapes:
+        escape_start[_BACKSLASH] = 1
+        escaped[_ESCAPED] = 1
+    digit_byte = np.zeros(256, dtype=np.uint8)
+    digit_byte[ord("0"): ord("9") + 1] = 1
+    return _Tables(word_byte, escape_start, escaped, digit_byte,
+                   np.array(sorted(others), dtype=np.int64))
+
+
 @numba.njit(cache=True, nogil=True)
-def _scan(data: np.ndarray, offsets: np.ndarray, ascii_table: np.ndarray,
-          other_codes: np.ndarray, json_escapes: bool, counts: np.ndarray,
-          word_bytes: np.ndarray, views: np.ndarray, id_like: np.ndarray) -> int:
-    """Copy the words' bytes out, one after the other, write each word's Arrow string view
-    (16 bytes: the length, then up to 12 bytes inline, else a 4-byte prefix, buffer 0 and
-    the offset; little-endian int32s), count each text's words; returns the number of
-    words."""
+def _scan(data: np.ndarray, offsets: np.ndarray, tables: _Tables, json_escapes: bool,
+          bounds: np.ndarray, counts: np.ndarray, digits: np.ndarray, id_like: np.ndarray
+          ) -> int:
+    """Each word's start and end in `data` (bounds[2w], bounds[2w + 1]), each text's number
+    of words and, if `id_like` has room, whether each word is identifier-like; returns the
+    number of words. An ASCII text by `_scan_ascii` (or `_scan_ascii_full` for escapes or
+    identifiers); a text found to hold another byte is scanned again by `_scan_decoding`."""
+    identifiers = len(id_like) > 0
     words = 0
-    used = 0
     for t in range(len(offsets) - 1):
-        i, end = offsets[t], offsets[t + 1]
-        in_word = False
-        start = 0  # where the word being read starts in word_bytes
-        chars = 0
-        digit = False
-        while i <= end:
-            step = 1
-            separator = True  # the text's end closes a word like a separator
-            if i < end:
-                b = data[i]
-                if b < 0x80:
-                    separator = ascii_table[b]
-                    if b == _BACKSLASH and json_escapes and i + 1 < end:
-                        for e in _ESCAPED:
-                            if data[i + 1] == e:
-                                step = 2
-                else:
-                    if b < 0xE0:
-                        step, code = 2, b & 0x1F
-                    elif b < 0xF0:
-                        step, code = 3, b & 0x0F
-                    else:
-                        step, code = 4, b & 0x07
-                    for k in range(1, step):
-                        code = (code << 6) | (data[i + k] & 0x3F)
-                    separator = False
-                    for c in other_codes:
-                        if c == code:
-                            separator = True
-            if separator:
-                if in_word:
-                    _write_view(views[words], word_bytes, start, used - start)
-                    id_like[words] = chars >= ID_MIN_CHARS and digit
-                    counts[t] += 1
-                    words += 1
-                    in_word = False
-            else:
-                if not in_word:
-                    in_word, start, chars, digit = True, used, 0, False
-                chars += 1
-                digit = digit or (0x30 <= data[i] <= 0x39)
-                for k in range(step):
-                    word_bytes[used + k] = data[i + k]
-                used += step
-            i += step
+        lo, hi = offsets[t], offsets[t + 1]
+        if json_escapes or identifiers:
+            found, ascii_only = _scan_ascii_full(data, lo, hi, tables, bounds, digits,
+                                                 2 * words)
+        else:
+            found, ascii_only = _scan_ascii(data, lo, hi, tables.word_byte, bounds, 2 * words)
+        if not ascii_only:
+            found = _scan_decoding(data, lo, hi, tables.word_byte, tables.other_codes,
+                                   json_escapes, bounds, 2 * words)
+        if identifiers:
+            _identifiers(data, bounds, digits, ascii_only, words, words + found, id_like)
+        counts[t] = found
+        words += found
     return words
 
 
-@numba.njit(cache=True, inline="always")
-def _write_view(view: np.ndarray, word_bytes: np.ndarray, start: int, length: int) -> None:
-    for k in range(4):
-        view[k] = (length >> (8 * k)) & 0xFF
-    if length <= 12:
-        for k in range(length):
-            view[4 + k] = word_bytes[start + k]
-    else:
-        for k in range(4):
-            view[4 + k] = word_bytes[start + k]
-            view[12 + k] = (start >> (8 * k)) & 0xFF
+# The ASCII scans go by byte flags, without a branch on them: a word starts and ends where the
+# flag changes, so every byte writes the next bound's slot and the count moves on only at a
+# change. Text switches between words and spaces every few bytes, so a branch on the flag
+# mispredicts; uint8 flags and unsigned counters, since numba checks a signed index for a
+# negative value (which here doubled the time). Each returns the words found and whether
+# every byte was ASCII.
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _scan_ascii(data: np.ndarray, lo: int, hi: int, word_byte: np.ndarray,
+                bounds: np.ndarray, at: int) -> tuple[int, bool]:
+    """Words of data[lo:hi], bounds from bounds[at]."""
+    n = np.uint64(at)
+    previous = high = np.uint8(0)  # the previous byte was a word byte; an OR of the bytes
+    for i in range(lo, hi):
+        b = data[i]
+        high |= b
+        word = word_byte[b]
+        n = _mark(bounds, n, i, word ^ previous)
+        previous = word
+    return _words_found(bounds, n, hi, previous, at), high < 0x80
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _scan_ascii_full(data: np.ndarray, lo: int, hi: int, tables: _Tables, bounds: np.ndarray,
+                     digits: np.ndarray, at: int) -> tuple[int, bool]:
+    """`_scan_ascii` where a backslash that opens a JSON escape (a separator) takes the byte
+    after it as a separator too, skipped (the one branch, rarely taken); and, if `digits`
+    has room, digits[n] is whether the word before bound n held a digit (each byte writes
+    the slot of the next bound, as for the bounds, the flag of the word read so far)."""
+    n = np.uint64(at)
+    previous = high = digit = np.uint8(0)
+    channel = len(digits) > 0
+    i = lo
+    while i < hi:
+        b = data[i]
+        high |= b
+        word = tables.word_byte[b]
+        if channel:
+            digits[n] = digit
+            digit = (digit | tables.digit_byte[b]) & word
+        n = _mark(bounds, n, i, word ^ previous)
+        previous = word
+        if tables.escape_start[b] and i + 1 < hi and tables.escaped[data[i + 1]]:
+            i += 1
+        i += 1
+    if channel:
+        digits[n] = digit
+    return _words_found(bounds, n, hi, previous, at), high < 0x80
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _mark(bounds: np.ndarray, n: np.uint64, i: int, change: np.uint8) -> np.uint64:
+    """Write position i into the next bound's slot; keep it (move on) if the flag changed."""
+    bounds[n] = i
+    return n + np.uint64(change)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _words_found(bounds: np.ndarray, n: np.uint64, hi: int, previous: np.uint8, at: int
+                 ) -> int:
+    """The text's end closes a word still open; the words found since bounds[at]."""
+    n = _mark(bounds, n, hi, previous)
+    return (np.int64(n) - at) // 2
+
+
+@numba.njit(cache=True, nogil=True)
+def _scan_decoding(data: np.ndarray, lo: int, hi: int, word_byte: np.ndarray,
+                   other_codes: np.ndarray, json_escapes: bool, bounds: np.ndarray,
+                   at: int) -> int:
+    """Words of data[lo:hi], code point by code point (any UTF-8), bounds from bounds[at];
+    returns the words found."""
+    n = at
+    in_word = False
+    i = lo
+    while i < hi:
+        b = data[i]
+        step = 1
+        if b < 0x80:
+            separator = word_byte[b] == 0
+            if b == _BACKSLASH and json_escapes and i + 1 < hi:
+                for e in _ESCAPED:
+                    if data[i + 1] == e:
+                        step = 2
+        else:
+            if b < 0xE0:
+                step, code = 2, b & 0x1F
+            elif b < 0xF0:
+                step, code = 3, b & 0x0F
+            else:
+                step, code = 4, b & 0x07
+            for k in range(1, step):
+                code = (code << 6) | (data[i + k] & 0x3F)
+            separator = False
+            for c in other_codes:
+                if c == code:
+                    separator = True
+        if separator == in_word:  # a word starts or ends here
+            bounds[n] = i
+            n += 1
+            in_word = not in_word
+        i += step
+    if in_word:
+        bounds[n] = hi
+        n += 1
+    return (n - at) // 2
+
+
+@numba.njit(cache=True, nogil=True)
+def _views(data: np.ndarray, bounds: np.ndarray, views: np.ndarray) -> None:
+    """Each word's Arrow string view, as two little-endian uint64 (16 bytes: the int32
+    length, then up to 12 bytes inline, else a 4-byte prefix, buffer 0 and the int32
+    offset). The word's first 12 bytes
+    are read whatever its length and masked to it (no branch on the length), except within
+    12 bytes of the buffer's end."""
+    for w in range(len(views)):
+        start, length = bounds[2 * w], bounds[2 * w + 1] - bounds[2 * w]
+        if start + 12 <= len(data):
+            head = _load(data, start, 4)
+            rest = _load(data, start + 4, 8)
+        else:
+            head = rest = np.uint64(0)
+            for k in range(min(length, 4)):
+                head |= np.uint64(data[start + k]) << np.uint64(8 * k)
+            for k in range(4, min(length, 12)):
+                rest |= np.uint64(data[start + k]) << np.uint64(8 * (k - 4))
+        views[w, 0] = np.uint64(length) | ((head & _MASKS[min(length, 4)]) << np.uint64(32))
+        inline = rest & _MASKS[min(max(length - 4, 0), 8)]
+        views[w, 1] = inline if length <= 12 else np.uint64(start) << np.uint64(32)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _load(data: np.ndarray, at: int, count: int) -> np.uint64:
+    """`count` bytes from data[at] as a little-endian integer."""
+    value = np.uint64(0)
+    for k in range(count):
+        value |= np.uint64(data[at + k]) << np.uint64(8 * k)
+    return value
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _identifiers(data: np.ndarray, bounds: np.ndarray, digits: np.ndarray, ascii_only: bool,
+                 first: int, last: int, id_like: np.ndarray) -> None:
+    """Whether words first..last-1 (of one text) are identifier-like: ID_MIN_CHARS or more
+    code points, an ASCII digit among them. In an ASCII text a code point is a byte and the
+    scan flagged the digits (digits[2w + 1]); in any other, the word's bytes are read."""
+    for w in range(first, last):
+        lo, hi = bounds[2 * w], bounds[2 * w + 1]
+        if ascii_only:
+            id_like[w] = (hi - lo >= ID_MIN_CHARS) & (digits[2 * w + 1] != 0)
+        else:
+            id_like[w] = hi - lo >= ID_MIN_CHARS and _identifier(data, lo, hi)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _identifier(data: np.ndarray, lo: int, hi: int) -> bool:
+    """ID_MIN_CHARS or more code points (bytes that are no continuation byte) with an ASCII
+    digit among them (counted without a branch per byte)."""
+    chars = np.uint64(0)
+    digits = np.uint64(0)
+    for i in range(lo, hi):
+        b = data[i]
+        chars += np.uint64((b & np.uint8(0xC0)) != np.uint8(0x80))
+        digits += np.uint64(np.uint8(b - np.uint8(0x30)) < np.uint8(10))
+    return chars >= ID_MIN_CHARS and digits > 0
