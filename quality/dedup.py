@@ -46,7 +46,14 @@ import pyarrow.parquet as pq
 from quality.batches import run_numbers, trajectory_batches
 from quality.clusters import find, star_edges, union
 from quality.minhash import LshConfig, MinHashConfig, signature_array, signatures
-from quality.shingles import ShingleConfig, Shingled, char_shingles, shingle_words, word_hashes
+from quality.shingles import (
+    ShingleConfig,
+    Shingled,
+    char_shingles,
+    laid_out_word_hashes,
+    shingle_words,
+    word_hashes,
+)
 from quality.tables import DEDUP_SIGNATURES, DUPLICATE_PAIRS, TRAJECTORY_DEDUP
 from sources.storage import atomic_path, load_sql, parquet_view, query_arrow, write_parquet
 
@@ -194,37 +201,51 @@ def _exact_groups(meta: pa.Table, parent: np.ndarray) -> list[tuple[int, int]]:
     return pairs
 
 
+@dataclass
+class _Texts:
+    """The texts of a batch's trajectories: trajectory k is its task, then the actions and
+    observations of rows row_starts[k]:row_starts[k + 1], interleaved."""
+
+    tasks: list[str]
+    actions: pa.Array
+    observations: pa.Array
+    row_starts: np.ndarray
+
+    def joined(self, k: int) -> str:
+        """Trajectory k's texts joined with newlines (its character shingles' text)."""
+        lo, hi = int(self.row_starts[k]), int(self.row_starts[k + 1])
+        texts = [self.tasks[k]]
+        for action, observation in zip(self.actions[lo:hi].to_pylist(),
+                                       self.observations[lo:hi].to_pylist(), strict=True):
+            texts += [action, observation]
+        return "\n".join(texts)
+
+
 def _trajectory_words(batch: pa.Table, tasks: dict[str, str], config: DedupConfig
-                      ) -> tuple[list[str], np.ndarray, np.ndarray, pa.Array, np.ndarray]:
-    """Word hashes of each trajectory's text (task, a0, o0, a1, ...) and its word offsets; the
-    texts in that order and each trajectory's first text (for the short ones' characters)."""
+                      ) -> tuple[list[str], np.ndarray, np.ndarray, _Texts]:
+    """Word hashes of each trajectory's text (task, a0, o0, a1, ...), its word offsets, and
+    its texts (for the short ones' characters)."""
     run, turn = run_numbers(batch["trajectory_id"])
     n_traj = int(run[-1]) + 1
     starts = np.flatnonzero(turn == 0)
     traj_ids = batch["trajectory_id"].take(pa.array(starts)).to_pylist()
-    # Text order: trajectory j's task, then its turns' actions and observations interleaved.
+    # Text order: trajectory j's task, then its turns' actions and observations interleaved
+    # (laid out so by the tokeniser, from the columns as they are).
     n_turns = np.bincount(run, minlength=n_traj)
     first_text = np.zeros(n_traj, dtype=np.int64)
     np.cumsum(1 + 2 * n_turns[:-1], out=first_text[1:])
     slot_action = first_text[run] + 1 + 2 * turn
-    n = len(run)
-    source = np.empty(n_traj + 2 * n, dtype=np.int64)  # where each text slot takes its text
-    source[first_text] = np.arange(n_traj)
-    source[slot_action] = n_traj + np.arange(n)
-    source[slot_action + 1] = n_traj + n + np.arange(n)
-    pool = pa.concat_arrays([
-        pa.array([tasks.get(t, "") for t in traj_ids], pa.large_string()),
-        batch["action"].combine_chunks().cast(pa.large_string()),
-        batch["observation"].combine_chunks().cast(pa.large_string()),
-    ])
-    texts = pool.take(pa.array(source))
-    hashes, text_offsets = word_hashes(texts, config.shingles.tokens)
+    texts = _Texts([tasks.get(t, "") for t in traj_ids], batch["action"].combine_chunks(),
+                   batch["observation"].combine_chunks(), np.append(starts, len(run)))
+    hashes, text_offsets = laid_out_word_hashes(
+        [pa.array(texts.tasks, pa.large_string()), texts.actions, texts.observations],
+        [first_text, slot_action, slot_action + 1], n_traj + 2 * len(run),
+        config.shingles.tokens)
     traj_offsets = np.append(text_offsets[first_text], text_offsets[-1])
-    return traj_ids, hashes, traj_offsets, texts, np.append(first_text, len(texts))
+    return traj_ids, hashes, traj_offsets, texts
 
 
-def _split_short(traj_ids: list[str], words: Shingled, texts: pa.Array,
-                 text_offsets: np.ndarray, config: DedupConfig
+def _split_short(traj_ids: list[str], words: Shingled, texts: _Texts, config: DedupConfig
                  ) -> Iterator[tuple[list[str], str, Shingled]]:
     """Word shingles of the long trajectories, character shingles of the short ones."""
     short = words.counts() < config.min_shingles
@@ -234,8 +255,7 @@ def _split_short(traj_ids: list[str], words: Shingled, texts: pa.Array,
     long_ids = [t for t, s in zip(traj_ids, short, strict=True) if not s]
     if long_ids:
         yield long_ids, WORDS, words.subset(~short)
-    joined = ["\n".join(texts[text_offsets[k]:text_offsets[k + 1]].to_pylist())
-              for k in np.flatnonzero(short)]
+    joined = [texts.joined(k) for k in np.flatnonzero(short)]
     yield ([traj_ids[k] for k in np.flatnonzero(short)], SHORT,
            char_shingles(joined, config.char_ngram))
 
@@ -245,25 +265,27 @@ def _batches_of(paths: list[Path], tasks: dict[str, str], keep: set[str], config
     """Shingles of every wanted trajectory, batch by batch (trajectories without turns last),
     with their kind: word n-grams, or character n-grams for short trajectories."""
     seen: set[str] = set()
-    columns = ["trajectory_id", "turn_index", "action", "observation"]
+    columns = ["trajectory_id", "action", "observation"]
     value_set = pa.array(sorted(keep), pa.string())
     for path in paths:
         for batch in trajectory_batches(path, columns, config.batch_rows, config.batch_bytes):
-            batch = batch.filter(pc.is_in(batch["trajectory_id"], value_set=value_set))
+            wanted = pc.is_in(batch["trajectory_id"], value_set=value_set)
+            if not pc.all(wanted).as_py():  # (a copy of every text otherwise)
+                batch = batch.filter(wanted)
             if batch.num_rows == 0:
                 continue
-            traj_ids, hashes, offsets, texts, text_offsets = _trajectory_words(batch, tasks,
-                                                                               config)
+            traj_ids, hashes, offsets, texts = _trajectory_words(batch, tasks, config)
             seen.update(traj_ids)
             words = shingle_words(hashes, offsets, config.shingles.ngram)
-            yield from _split_short(traj_ids, words, texts, text_offsets, config)
+            yield from _split_short(traj_ids, words, texts, config)
     turnless = sorted(keep - seen)
     if turnless:
         task_texts = [tasks[t] for t in turnless]
         hashes, offsets = word_hashes(task_texts, config.shingles.tokens)
         words = shingle_words(hashes, offsets, config.shingles.ngram)
-        yield from _split_short(turnless, words, pa.array(task_texts, pa.large_string()),
-                                np.arange(len(turnless) + 1), config)
+        none = pa.array([], pa.large_string())
+        texts = _Texts(task_texts, none, none, np.zeros(len(turnless) + 1, np.int64))
+        yield from _split_short(turnless, words, texts, config)
 
 
 def _write_signatures(paths: list[Path], tasks: dict[str, str], wanted: set[str], out: Path,
