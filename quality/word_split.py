@@ -55,7 +55,7 @@ def split_words(data: np.ndarray, offsets: np.ndarray, separators: list[str],
     # hold (words are separated: at most one word per two bytes of a text, rounded up) and
     # one more (the branch-free loop writes one ahead)
     room = len(data) // 2 + n + 1
-    bounds = np.empty(2 * room, dtype=np.int64)
+    bounds = np.empty(2 * room, dtype=np.int32)  # (positions < _MAX_OFFSET)
     counts = np.zeros(n, dtype=np.int64)
     # per bound, whether the word before it held a digit; per word, identifier-like
     digits = np.empty(2 * room if identifiers else 0, dtype=np.uint8)
