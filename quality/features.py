@@ -219,11 +219,12 @@ def _render_turn_sql(config: FeatureConfig) -> str:
     wrappers = sql_literal(patterns.any_of(patterns.EMPTY_OUTPUT_WRAPPERS))
     errors = sql_literal(patterns.any_of(patterns.GENERIC_ERRORS + patterns.REFUSALS))
     success = sql_literal(patterns.SUCCESS_LAST_LINE)
-    recovered = " OR ".join(f"(regexp_matches({line}, {success}) AND NOT regexp_matches({line}, "
-                            f"{errors}))" for line in ("t.last_line", "t.first_line"))
+    # the last or the first line reports success and is no error message itself: one lambda
+    # over both lines, so that the error patterns are written (and compiled) once
+    recovered = ("list_bool_or(list_transform([t.last_line, t.first_line], lambda line: "
+                 f"regexp_matches(line, {success}) AND NOT regexp_matches(line, {errors})))")
     return (load_sql(__file__, "turn_features.sql")
-            .replace("{error_text}", checks("head_tail"))
-            .replace("{edge_error_text}", checks("edge_lines"))
+            .replace("{error_text}", checks("scanned"))
             .replace("{output_status}", sql_literal(patterns.OUTPUT_STATUS))
             .replace("{recovered}", f"({recovered})")
             .replace("{trailing_prompts}", sql_literal(patterns.TRAILING_PROMPTS))

@@ -27,40 +27,69 @@ WITH texts AS (
         END AS head_tail
     FROM turns
 ),
+passed AS (
+    SELECT
+        *,
+        -- the output once the harness's exit-status markup is dropped (patterns.OUTPUT_STATUS)
+        -- where the exit code says 0: its first and last lines are where a failure shows
+        CASE WHEN NOT coalesce(is_error, false) AND exit_code = 0
+             THEN trim(regexp_replace(head_tail, {output_status}, '', 'g'), e' \t\n\r')
+        END AS passed_bare
+    FROM texts
+),
 checked AS (
     SELECT
         *,
-        -- the error patterns where the flags leave it to them: no error flag, no exit code
-        -- (in a WHEN, where DuckDB evaluates each format's patterns on that format's rows
-        -- only; as a value it would run every pattern on every row)
-        CASE WHEN NOT coalesce(is_error, false) AND exit_code IS NULL AND ({error_text})
-             THEN true ELSE false
-        END AS error_text_found
-    FROM texts AS t
+        -- the error patterns where the flags leave it to them: the start and end of the
+        -- output with no error flag and no exit code, its first and last lines with exit code
+        -- 0 (often a pipe's last command's: `2>&1 | head`, and the output opens or ends with
+        -- an error message: the command failed all the same). One text a row, so that the
+        -- patterns are written once in the query: DuckDB compiles every regexp of a query
+        -- again for each query and thread, which cost about as much as running them.
+        -- (In a WHEN, where DuckDB evaluates each format's patterns on that format's rows
+        -- only; as a value it would run every pattern on every row.)
+        CASE WHEN NOT coalesce(is_error, false) AND exit_code IS NULL THEN head_tail
+             ELSE regexp_extract(passed_bare, '^[^\n]*') || chr(10)
+                  || regexp_extract(passed_bare, '[^\n]*$')
+        END AS scanned
+    FROM passed
+),
+found AS (
+    SELECT
+        *,
+        CASE WHEN {error_text} THEN true ELSE false END AS error_text_found
+    FROM checked AS t
 ),
 stripped AS (
     SELECT
         *,
-        -- the output once the harness's exit-status markup is dropped (patterns.OUTPUT_STATUS),
-        -- only where error_source reads its first and last lines (an exit code 0, or error
-        -- text to check for a recovery; NULL elsewhere): a pass over every text saved
-        CASE WHEN NOT coalesce(is_error, false) AND (exit_code = 0 OR error_text_found)
+        -- the output without the exit-status markup where error_source reads its first and
+        -- last lines (an exit code 0, or error text to check for a recovery; NULL elsewhere):
+        -- a pass over every text saved
+        CASE WHEN exit_code = 0 THEN passed_bare
+             WHEN exit_code IS NULL AND error_text_found
              THEN trim(regexp_replace(head_tail, {output_status}, '', 'g'), e' \t\n\r')
         END AS bare
-    FROM checked
+    FROM found
 ),
 edged AS (
     SELECT
         * EXCLUDE (bare),
-        -- its first and last lines: where a failure shows when the exit code says 0, and
-        -- where a log that recovered, or a reply that succeeded, says so (patterns.py)
+        -- its first and last lines: where a log that recovered, or a reply that succeeded,
+        -- says so (patterns.py)
         regexp_extract(bare, '^[^\n]*') AS first_line,
         -- (the last once trailing prompts and blank lines are dropped)
         regexp_extract(regexp_replace(right(bare, 400), {trailing_prompts}, ''), '[^\n]*$')
-            AS last_line,
-        regexp_extract(bare, '^[^\n]*') || chr(10) || regexp_extract(bare, '[^\n]*$')
-            AS edge_lines
+            AS last_line
     FROM stripped
+),
+judged AS (
+    SELECT
+        *,
+        -- a success on the last or first line (NULL where `bare` is): a column, not written
+        -- in both WHENs below, for the same reason as `scanned`
+        {recovered} AS recovered
+    FROM edged AS t
 ),
 measured AS (
     SELECT
@@ -69,13 +98,11 @@ measured AS (
         CASE
             WHEN is_error THEN 'flag'
             WHEN exit_code <> 0 THEN 'exit_code'
-            WHEN exit_code IS NULL AND error_text_found AND NOT {recovered} THEN 'pattern'
-            -- exit code 0 (often a pipe's last command's: `2>&1 | head`) and the output opens
-            -- or ends with an error message: the command failed all the same
-            WHEN exit_code = 0 AND ({edge_error_text}) AND NOT {recovered} THEN 'pattern'
+            WHEN exit_code IS NULL AND error_text_found AND NOT recovered THEN 'pattern'
+            WHEN exit_code = 0 AND error_text_found AND NOT recovered THEN 'pattern'
         END AS error_source,
         in_prev_obs / (obs_shingles + prev_obs_shingles - in_prev_obs) AS jaccard_with_prev
-    FROM edged AS t
+    FROM judged AS t
 )
 SELECT
     trajectory_id,
