@@ -29,6 +29,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from quality.scrub_copy import CopyingSink
 from quality.secrets import Finding, find_sensitive, gated_kinds
 from quality.tables import SCRUB_FINDINGS
 from sources.storage import ParquetSink
@@ -116,8 +117,8 @@ def scrub_partition(trajectories_path: Path, turns_path: Path, out_trajectories:
     stats = ScrubStats()
     started = time.perf_counter()
     turns = _TurnStream(turns_path)
-    with (ParquetSink(out_trajectories, pq.read_schema(trajectories_path)) as trajectory_sink,
-          ParquetSink(out_turns, pq.read_schema(turns_path)) as turn_sink,
+    with (CopyingSink(trajectories_path, out_trajectories) as trajectory_sink,
+          CopyingSink(turns_path, out_turns) as turn_sink,
           ParquetSink(out_findings, SCRUB_FINDINGS.schema) as finding_sink):
         for trajectories, trajectory_gates in _gated_batches(trajectories_path,
                                                              TRAJECTORY_TEXT_FIELDS):
@@ -188,17 +189,18 @@ def _gate_pass(batch: _Batch, stats: ScrubStats) -> tuple[Changed, list[dict[str
     return changed, findings
 
 
-def _write_pass(batch: _Batch, changed: Changed, trajectory_sink: ParquetSink,
-                turn_sink: ParquetSink) -> None:
+def _write_pass(batch: _Batch, changed: Changed, trajectory_sink: CopyingSink,
+                turn_sink: CopyingSink) -> None:
     """Write the batch's trajectories and turns, each column with changed cells rebuilt with
-    them in place (every other column, and the row groups, as a plain copy)."""
+    them in place (every other column, and the row groups, as a plain copy; a table with no
+    changed cell at all as a copy of its raw file: quality/scrub_copy.py)."""
     for names, table, sink, table_name in (
             (TRAJECTORY_TEXT_FIELDS, batch.trajectories, trajectory_sink, "trajectories"),
             (TURN_TEXT_FIELDS, batch.turns, turn_sink, "turns")):
-        for name in names:
-            if (table_name, name) in changed:
-                table = _replaced(table, name, changed[(table_name, name)])
-        sink.write_table(table)
+        touched = [name for name in names if (table_name, name) in changed]
+        for name in touched:
+            table = _replaced(table, name, changed[(table_name, name)])
+        sink.write_table(table, changed=bool(touched))
 
 
 def _scrub_field(text: str | None, name: str, kinds: tuple[str, ...],

@@ -27,6 +27,7 @@ from quality.scrub import (
     scrub_partition,
     scrub_text,
 )
+from quality.scrub_copy import CopyingSink
 from quality.secrets import find_sensitive, gated_kinds
 from quality.tables import SCRUB_FINDINGS, SCRUBBED_TRAJECTORIES, SCRUBBED_TURNS
 from sources.catalog import load_catalog
@@ -252,8 +253,11 @@ def test_the_gate_pass_scrubs_and_the_write_pass_writes(tmp_path: Path) -> None:
     assert list(stats.fields.items()) == [("task", 1), ("system_prompt", 0), ("metadata", 0),
                                           ("action", 0), ("observation", 2)]
     assert list(tmp_path.iterdir()) == []
-    with (ParquetSink(tmp_path / "t.parquet", trajectories.schema) as trajectory_sink,
-          ParquetSink(tmp_path / "u.parquet", turns.schema) as turn_sink):
+    for table, name in ((trajectories, "raw_t.parquet"), (turns, "raw_u.parquet")):
+        with ParquetSink(tmp_path / name, table.schema) as sink:
+            sink.write_table(table)
+    with (CopyingSink(tmp_path / "raw_t.parquet", tmp_path / "t.parquet") as trajectory_sink,
+          CopyingSink(tmp_path / "raw_u.parquet", tmp_path / "u.parquet") as turn_sink):
         _write_pass(batch, changed, trajectory_sink, turn_sink)
     assert pq.read_table(tmp_path / "t.parquet").to_pydict() == {
         **trajectories.to_pydict(), "task": ["mail <EMAIL_1>", "plain"]}
