@@ -12,13 +12,14 @@ Features are computed shard by shard (quality/features.py), in three steps per d
    signatures (not the text), then each shard's output streamed from its staged rows.
 
 So a domain cut into shards gets the features of one shard, and a single shard the features it
-always had. Memory of step 3: the domain's signatures of one kind (512 bytes a turn), as one
-shard's were before.
+always had. Memory of step 3: a few integers a turn of the domain (quality/corpus_frequency.py),
+its signatures read a window of rows at a time.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,9 +31,9 @@ import pyarrow.parquet as pq
 from quality import patterns
 from quality.corpus_frequency import corpus_frequency
 from quality.domain_order import DomainOrder
-from quality.minhash import signatures_from_arrow
 from quality.observation_sets import common_words
 from quality.shingles import word_hashes
+from quality.signature_windows import check_staged_rows, domain_windows
 from sources.storage import COMPRESSION, atomic_path
 
 if TYPE_CHECKING:
@@ -101,23 +102,18 @@ def _observations(turns_path: Path, rows: np.ndarray) -> pa.Array:
 def domain_frequencies(staged_paths: Sequence[Path], order: DomainOrder,
                        config: FeatureConfig) -> list[dict[str, pa.Array]]:
     """corpus_frequency and template_frequency of every row of every shard, counted over the
-    domain: one signature column of the domain in memory at a time."""
+    domain: its signatures read in windows of rows (quality/signature_windows.py), never the
+    domain's matrix."""
+    check_staged_rows(staged_paths, order.positions)
     trajectory = np.empty(order.rows, dtype=np.int64)
     for positions, numbers in zip(order.positions, order.trajectories, strict=True):
         trajectory[positions] = numbers
     out: list[dict[str, pa.Array]] = [{} for _ in staged_paths]
+    num_perm = config.minhash.num_perm
     for column, name in zip(SIGNATURE_COLUMNS, FREQUENCY_COLUMNS, strict=True):
-        sig = np.empty((order.rows, config.minhash.num_perm), dtype=np.uint32)
-        for path, positions in zip(staged_paths, order.positions, strict=True):
-            shard = signatures_from_arrow(pq.read_table(path, columns=[column])[column],
-                                          config.minhash.num_perm)
-            if len(shard) != len(positions):
-                raise ValueError(f"{path}: {len(shard)} staged rows, but its shard has "
-                                 f"{len(positions)} turns (stage the features again)")
-            sig[positions] = shard
-        has_shingles = (sig != 0xFFFFFFFF).any(axis=1)
-        frequency = corpus_frequency(sig, trajectory, has_shingles, config.lsh)
-        del sig
+        frequency, has_shingles = corpus_frequency(
+            partial(domain_windows, staged_paths, order.positions, column, num_perm),
+            order.rows, trajectory, config.lsh, num_perm)
         for shard_out, positions in zip(out, order.positions, strict=True):
             shard_out[name] = pa.array(frequency[positions], pa.int64(),
                                        mask=~has_shingles[positions])

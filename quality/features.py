@@ -13,8 +13,9 @@ staged file beside the output.
 The words common to the domain (`common`) and the corpus frequencies are counted over the whole
 domain, across its shards (quality/corpus_columns.py): the frequencies from the staged files'
 signature columns, which then stream into the output (atomic). `compute_turn_features` runs all
-of it on one file. Memory: a batch, the domain's signatures of one kind (512 bytes a turn), and
-one output row group of features. Column meanings: TURN_FEATURES in quality/tables.py.
+of it on one file. Memory: a batch, a few integers a turn of the domain while its frequencies are
+counted (their signatures read a window at a time: quality/corpus_frequency.py), and one output
+row group of features. Column meanings: TURN_FEATURES in quality/tables.py.
 
 Shingles here are word 3-grams over `words` tokens (punctuation and JSON escapes split words,
 identifiers masked, see shingles.py): three words are specific enough that common pairs
