@@ -372,6 +372,12 @@ class PartitionSinks:
                     ParquetSink(path, schema))
         return self.sinks[table, domain, shard]
 
+    def park(self) -> None:
+        """Compress the rows every sink holds for its next row group (when a source ends: the
+        sinks of its domains may get no row again before the run ends)."""
+        for sink in self.sinks.values():
+            sink.park()
+
 
 def write_tables(
     specs: Iterable[SourceSpec],
@@ -422,4 +428,5 @@ def write_tables(
                     row = record.row
                     sinks.get(INGEST_QUARANTINE.name, row["domain"], row["source_path"]
                               ).write(row)
+            sinks.park()
     return stats

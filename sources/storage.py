@@ -27,6 +27,8 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from sources.packed_rows import PackedRows
+
 ROWS_PER_BATCH = 4096  # keeps memory flat (a few MB of text per batch) and row groups useful
 PART_FILE = "part-0.parquet"
 COMPRESSION = "zstd"
@@ -208,7 +210,14 @@ def write_parquet(table: pa.Table, path: Path | str, compression: str = COMPRESS
 class ParquetSink:
     """Write rows of a fixed schema to `path`, atomically, in bounded memory: as dicts
     (`write`) or as Arrow tables (`write_table`), one row group every `rows_per_batch` rows
-    either way (a sink takes one of the two)."""
+    either way (a sink takes one of the two).
+
+    `park` keeps the rows waiting for their row group (`write`'s) as compressed Arrow instead
+    of Python dicts, for a sink that may get no rows for a while: ingest keeps 84 sinks open
+    (7 domains x 4 shards x 3 tables) and parks them all when a source ends, so the rows left
+    over in the sinks of the sources done (up to 4,096 a sink; a raw_trajectories sink's
+    4,096 trajectories are about 90k turns of its shard) no longer wait as dicts until the run
+    ends. The row groups, and so the bytes, are those of the rows converted at once."""
 
     def __init__(self, path: Path, schema: pa.Schema, rows_per_batch: int = ROWS_PER_BATCH) -> None:
         self.path = Path(path)
@@ -216,6 +225,7 @@ class ParquetSink:
         self.rows_per_batch = rows_per_batch
         self.rows_written = 0
         self._pending: list[dict[str, Any]] = []
+        self._packed = PackedRows(schema)
         self._tables: list[pa.Table] = []
         self._table_rows = 0
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -225,8 +235,14 @@ class ParquetSink:
 
     def write(self, row: dict[str, Any]) -> None:
         self._pending.append(row)
-        if len(self._pending) >= self.rows_per_batch:
+        if self._packed.rows + len(self._pending) >= self.rows_per_batch:
             self._flush()
+
+    def park(self) -> None:
+        """Keep the rows waiting for their row group (`write`'s) compressed, in memory."""
+        if self._pending:
+            self._packed.add(pa.Table.from_pylist(self._pending, schema=self.schema))
+            self._pending = []
 
     def write_many(self, rows: list[dict[str, Any]]) -> None:
         for row in rows:
@@ -250,10 +266,12 @@ class ParquetSink:
     def _flush(self) -> None:
         if self._table_rows:
             self._flush_tables(self._table_rows)
-        if self._pending:
+        if self._packed.rows or self._pending:
             batch = pa.Table.from_pylist(self._pending, schema=self.schema)
+            if self._packed.rows:  # one contiguous table, as the rows converted at once
+                batch = pa.concat_tables([*self._packed.take(), batch]).combine_chunks()
             self._writer.write_table(batch)
-            self.rows_written += len(self._pending)
+            self.rows_written += batch.num_rows
             self._pending = []
 
     def close(self) -> None:

@@ -10,6 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from sources.storage import (
+    COMPRESSION,
     CheckOutcome,
     ParquetSink,
     atomic_path,
@@ -109,6 +110,25 @@ def test_parquet_sink_takes_tables_in_the_row_groups_of_rows(tmp_path: Path) -> 
             sink.write_table(pa.Table.from_pylist(rows[start:end], schema=SCHEMA))
     assert pq.ParquetFile(tmp_path / "tables.parquet").metadata.num_row_groups == 6
     assert (tmp_path / "tables.parquet").read_bytes() == (tmp_path / "rows.parquet").read_bytes()
+
+@pytest.mark.parametrize("parked", [(), (5, 6, 13, 20, 28)])
+def test_parquet_sink_parks_waiting_rows_into_the_same_bytes(tmp_path: Path,
+                                                            parked: tuple[int, ...]) -> None:
+    """Rows that wait compressed where the sink is parked (once, twice or not at all in a row
+    group) give the file of rows converted one row group at a time, byte for byte."""
+    rows = [{"trajectory_id": "é" * (i % 7), "n": i if i % 5 else None} for i in range(29)]
+    with ParquetSink(tmp_path / "packed.parquet", SCHEMA, rows_per_batch=8) as sink:
+        for index, row in enumerate(rows):
+            if index in parked:
+                sink.park()
+            sink.write(row)
+        sink.park()
+    with pq.ParquetWriter(tmp_path / "whole.parquet", SCHEMA, compression=COMPRESSION) as writer:
+        for start in range(0, len(rows), 8):
+            writer.write_table(pa.Table.from_pylist(rows[start:start + 8], schema=SCHEMA))
+    assert pq.ParquetFile(tmp_path / "packed.parquet").metadata.num_row_groups == 4
+    assert (tmp_path / "packed.parquet").read_bytes() == (tmp_path / "whole.parquet").read_bytes()
+
 
 def test_scalar_query_and_load_sql(tmp_path: Path) -> None:
     write_parquet(pa.table({"n": [1, 2, 3]}), tmp_path / "t.parquet")
