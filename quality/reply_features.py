@@ -19,7 +19,7 @@ Columns (REPLY_COLUMN_DOCS):
 - confirm_prompt: the observation asks the agent to confirm ("Are you sure you want to ...");
 - foreign_ids: identifier-like tokens (paths, e-mail addresses, dotted or mixed letter-digit
   names) left that the action did not contain (counted for acknowledgements only, else 0);
-- action_line_share, seen_line_share, prev_line_share: see line_shares;
+- action_line_share, seen_line_share, prev_line_share: see quality/line_shares.py;
 - blank_view: a file view whose numbered lines are all blank (a new or emptied file);
 - repeat_masked: 1 when the observation equals the previous one once timestamps, clock
   times, hex ids and long numbers are masked and whitespace collapsed, 2 when it equals an
@@ -34,7 +34,6 @@ message: they are dropped before ack_words and foreign_ids are counted.
 from __future__ import annotations
 
 import re
-import string
 from collections.abc import Iterable
 from typing import Any
 
@@ -42,12 +41,13 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from quality.line_shares import HAS_CONTENT, LINE_MAX_CHARS, MIN_VALUE_CHARS
+from quality.line_shares_compiled import compiled_line_shares
 from quality.mirrored_fields import MIRRORED_COLUMN_DOCS, call_arguments, mirrored_columns
 from quality.nested import strings_in
 from quality.volatile import REPEAT_ASCII_UNSAFE, REPEAT_VOLATILE, mask_column
 
 SHORT_REPLY_CHARS = 600  # longer observations are not short replies
-MIN_VALUE_CHARS = 3  # shorter argument values ("1", "id") match by accident
 REPEAT_HEAD_CHARS = 20_000  # repeat_masked compares this much of each observation
 
 # A harness's sentence saying how the command ended: "Command completed with return code: 0",
@@ -91,18 +91,9 @@ _ALNUM = re.compile(r"[^\W_]")
 _LINE_PREFIX = re.compile(r"(?m)^[ \t]*(\d+:|[+>] |[\w.-]+@[\w.-]+:[~/\w.-]*[#$] ?)")
 # A key of a JSON object ("status":) or of a YAML line (data_id:, - status:).
 _REPLY_KEY = re.compile(r'(?m)"[\w .-]{1,40}"\s*:|^[ \t]*-?[ \t]*[a-z_][a-z0-9_]*:(?=\s|$)')
-_NOT_CONTENT = string.punctuation + string.whitespace  # a line of only these is no content
-_HAS_CONTENT = re.compile(f"[^{re.escape(_NOT_CONTENT)}]")
-# A GUI tree's element number at the start of a line ("[12] SPAN 'Orders'"), after any stray
-# markup in front of it: the numbering changes when the page is pruned or re-rendered, the
-# element does not (prev_line_share).
-# (one match for both: the stray markup, then an element number right after it, if any)
-_LINE_HEAD = re.compile(r"[^\w\[]*(\[\d+\])?")
 # A file view's numbered line ("12:    return a / b") and what follows the number.
 _VIEW_LINE = re.compile(r"(?m)^[ \t]*\d+:(.*)$")
 _VIEW_LINE_START = r"(?m)^[ \t]*\d+:"  # (what _VIEW_LINE needs, for polars)
-MIN_ECHO_LINE = 8  # an action line shorter than this restates nothing when found in a line
-LINE_MAX_CHARS = 12_000  # line shares are computed for observations up to this long
 
 REPLY_COLUMN_DOCS: dict[str, str] = {
     "action_line_share": "share of the observation's content lines that restate the action "
@@ -193,16 +184,17 @@ def reply_row(values: list[str], observation: str
     return found, len(words), lines, ack, confirm, foreign
 
 
-def masked_texts(observations: list[str] | pa.ChunkedArray) -> tuple[list[str], list[str]]:
+def masked_texts(observations: list[str] | pa.ChunkedArray) -> tuple[list[str], pl.Series]:
     """Each observation's head with volatile parts masked, (whitespace collapsed, line marks
     dropped): vectorised in polars, whose regex engine is far faster on long texts. (An Arrow
-    column is taken as it is: no copy through Python strings.)"""
+    column is taken as it is: no copy through Python strings; the texts without line marks
+    stay a column, which line_shares reads as bytes.)"""
     heads = pl.Series(observations, dtype=pl.String).fill_null("").str.slice(0, REPEAT_HEAD_CHARS)
     masked = mask_column(heads, REPEAT_VOLATILE, "0", REPEAT_ASCII_UNSAFE)
     # = replace_all(r"\s+", " "): a lone space is left alone instead of replaced by itself,
     # which halves the matches and the time (most whitespace is single spaces between words)
     flat = masked.str.replace_all(r"\s\s+|[\s&&[^ ]]", " ").str.strip_chars()
-    return flat.to_list(), masked.str.replace_all(_LINE_PREFIX.pattern, "").to_list()
+    return flat.to_list(), masked.str.replace_all(_LINE_PREFIX.pattern, "")
 
 
 def repeat_masked(observations: list[str], flat: list[str], turn: np.ndarray,
@@ -232,61 +224,12 @@ def repeat_masked(observations: list[str], flat: list[str], turn: np.ndarray,
     return out
 
 
-def _line_keys(masked: str) -> list[str]:
-    """The distinct content lines of a masked text (masked_texts), stripped, in no order."""
-    return list(filter(_HAS_CONTENT.search, set(map(str.strip, masked.splitlines()))))
-
-
-def _action_lines(action: str, values: list[str]) -> set[str]:
-    lines = {line.strip() for value in values for line in value.splitlines()}
-    lines |= {line.strip() for line in action.splitlines()}
-    return {line for line in lines if len(line) >= MIN_VALUE_CHARS}
-
-
-def _lines_holding(joined: str, needle: str, whole_word: bool) -> Iterable[tuple[int, int]]:
-    """(line number, line length) of each line of `joined` (lines joined by "\n", none holding
-    another line break) that holds `needle` (where a match starts). The line is found around
-    each match, so a text without one costs a single `find`."""
-    at = joined.find(needle)
-    while at >= 0:
-        end = at + len(needle)
-        if not whole_word or ((at == 0 or not joined[at - 1].isalnum())
-                              and (end == len(joined) or not joined[end].isalnum())):
-            line_end = joined.find("\n", at)
-            line_end = len(joined) if line_end < 0 else line_end
-            yield joined.count("\n", 0, at), line_end - (joined.rfind("\n", 0, at) + 1)
-        at = joined.find(needle, at + 1)
-
-
-def _element_lines(observation: str) -> set[str]:
-    """The distinct content lines of an observation as they are (a moved bounding box or a
-    new clock time is a new line), element numbers and stray markup in front masked."""
-    elements = set()
-    for line in set(map(str.strip, observation.splitlines())):
-        first = line[:1]
-        if first.isalnum():  # most lines: nothing in front to mask, and content
-            elements.add(line)
-            continue
-        if first == "[":  # (the next most: "[12] SPAN ...", without a regex)
-            close = line.find("]")
-            if close > 1 and line[1:close].isdecimal():  # isdecimal: what \d matches
-                elements.add("[0]" + line[close + 1:])
-            elif _HAS_CONTENT.search(line):
-                elements.add(line)
-            continue
-        head = _LINE_HEAD.match(line)
-        line = ("[0]" if head.group(1) else "") + line[head.end():]
-        if _HAS_CONTENT.search(line):
-            elements.add(line)
-    return elements
-
-
 def blank_view(observation: str) -> bool:
     """The observation shows numbered lines, and nothing after any of their numbers."""
     if len(observation) > LINE_MAX_CHARS or ":" not in observation:
         return False
     bodies = _VIEW_LINE.findall(observation)
-    return bool(bodies) and not any(_HAS_CONTENT.search(body) for body in bodies)
+    return bool(bodies) and not any(HAS_CONTENT.search(body) for body in bodies)
 
 
 def _numbered_lines(observations: list[str] | pa.ChunkedArray) -> list[bool]:
@@ -296,75 +239,6 @@ def _numbered_lines(observations: list[str] | pa.ChunkedArray) -> list[bool]:
     as Python's: the same lines, or a newer Unicode's few more, which blank_view then reads.)"""
     found = pl.Series(observations, dtype=pl.String).str.contains(_VIEW_LINE_START)
     return found.fill_null(False).to_list()
-
-
-def line_shares(actions: list[str], action_args: list[list[str]], observations: list[str],
-                lined: list[str], turn: np.ndarray
-                ) -> tuple[list[float | None], list[float | None], list[float | None]]:
-    """Per turn, over the observation's distinct content lines (a letter or digit):
-    action_line_share, the share that restate the action (a line of it, or a line that is
-    mostly one of its lines: a terminal echoing the command, a view of the lines just
-    inserted), seen_line_share, the share shown by an earlier observation of the trajectory
-    or holding one of the action's values as a whole word (a file view again with only the
-    edited line changed), and prev_line_share, the share the previous observation showed once
-    element numbers are masked (a screen again, reordered or cut down; NULL on the first turn;
-    lines as they are otherwise: a moved bounding box or a new clock time is a change).
-    NULL when the observation has no content line or is longer than LINE_MAX_CHARS. `lined`
-    holds the masked texts without line marks (masked_texts)."""
-    action_share: list[float | None] = []
-    seen_share: list[float | None] = []
-    prev_share: list[float | None] = []
-    seen: set[str] = set()
-    previous: set[str] | None = None
-    # An observation repeats the one before (a screen shown again): its lines are read once.
-    # Actions repeat (the same command): their lines too (the values lists are shared per
-    # action: reply_columns).
-    last: tuple[str | None, list[str], set[str]] = (None, [], set())
-    action_lines: dict[tuple[str, int], tuple[set[str], list[str], bool]] = {}
-    for row, (action, values, observation) in enumerate(
-            zip(actions, action_args, observations, strict=True)):
-        if turn[row] == 0:
-            seen, previous = set(), None
-        observation = observation or ""
-        if observation == last[0]:  # (lined is a function of the observation)
-            keys, elements = last[1], last[2]
-        else:
-            keys = [] if len(observation) > LINE_MAX_CHARS else _line_keys(lined[row])
-            elements = _element_lines(observation) if keys else set()
-            last = (observation, keys, elements)
-        # (no element line: "😀" is content to _line_keys, but stray markup to _LINE_HEAD)
-        prev_share.append(None if previous is None or not elements
-                          else len(elements & previous) / len(elements))
-        # (an observation too long to read line by line leaves nothing to compare with)
-        previous = elements if len(observation) <= LINE_MAX_CHARS else set()
-        if not keys:
-            action_share.append(None)
-            seen_share.append(None)
-            continue
-        said_key = (action or "", id(values))
-        if (said_lines := action_lines.get(said_key)) is None:
-            said = _action_lines(action or "", values)
-            said_lines = action_lines[said_key] = (
-                said, [line for line in said if len(line) >= MIN_ECHO_LINE],
-                any("\n" in value for value in values))
-        said, echo_lines, multiline = said_lines
-        if multiline:
-            keys = sorted(keys)  # (a value over two lines matches where they are adjacent)
-        joined = "\n".join(keys)
-        restating = [key in said for key in keys]
-        for line in echo_lines:
-            if line in joined:  # (rarely: a generator costs more than the test)
-                for number, length in _lines_holding(joined, line, whole_word=False):
-                    restating[number] |= len(line) * 2 >= length
-        known = [r or key in seen for key, r in zip(keys, restating, strict=True)]
-        for value in values:
-            if value in joined:
-                for number, _ in _lines_holding(joined, value, whole_word=True):
-                    known[number] = True
-        action_share.append(sum(restating) / len(keys))
-        seen_share.append(sum(known) / len(keys))
-        seen.update(keys)
-    return action_share, seen_share, prev_share
 
 
 def reply_columns(batch: pa.Table, turn: np.ndarray) -> dict[str, pa.Array]:
@@ -383,13 +257,14 @@ def reply_columns(batch: pa.Table, turn: np.ndarray) -> dict[str, pa.Array]:
     found, words, lines, ack, confirm, foreign = (
         (list(c) for c in zip(*rows, strict=True)) if rows else ([], [], [], [], [], []))
     flat, lined = masked_texts(batch["observation"])
-    action_share, seen_share, prev_share = line_shares(actions, action_args, observations,
-                                                       lined, turn)
+    action_share, seen_share, prev_share = compiled_line_shares(
+        batch["action"], {action: args for action, (_, args) in per_action.items()},
+        batch["observation"], lined, turn)
     return {
         **mirrored_columns(actions, observations, batch["tool_name"].to_pylist(), arguments),
-        "action_line_share": pa.array(action_share, pa.float64()),
-        "seen_line_share": pa.array(seen_share, pa.float64()),
-        "prev_line_share": pa.array(prev_share, pa.float64()),
+        "action_line_share": action_share,
+        "seen_line_share": seen_share,
+        "prev_line_share": prev_share,
         "blank_view": pa.array([v and blank_view(o) for v, o in zip(
             _numbered_lines(batch["observation"]), observations, strict=True)], pa.bool_()),
         "arg_chars_found": pa.array(found, pa.int32()),

@@ -14,7 +14,8 @@ import pytest
 from conftest import REPO_ROOT
 
 from grading.hand_labels import LabelledTurn, label_labelled_files
-from quality.reply_features import blank_view, line_shares, masked_texts
+from quality.line_shares import line_shares
+from quality.reply_features import blank_view, masked_texts
 
 SHARED = REPO_ROOT.parent / "shared"
 OSWORLD = "realdev2/os/osworld/expose_credentials/20250226@160531-failed"

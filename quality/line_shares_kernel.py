@@ -1,0 +1,247 @@
+"""line_shares (quality/line_shares.py, its plain-Python definition) as one compiled loop
+over UTF-8 bytes: no Python string per line.
+
+A batch's observations and masked texts come as Arrow string buffers, the distinct actions'
+lines and values as one more (quality/line_shares_compiled.py). The row's keys, its and the
+previous row's element lines, the trajectory's seen keys and the actions' lines are exact
+sets of byte spans (quality/line_sets.py). A row's keys are then joined by "\\n" in a
+scratch buffer, as the definition joins them (sorted by bytes, which is str's order, when a
+value holds a line break), and each echo line and value is looked for there with str.find's
+own algorithm.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from quality.line_sets import (
+    ELEMENTS,
+    KEYS,
+    add_items,
+    find_items,
+    find_said,
+    grown,
+    read_lines,
+    said_lines,
+    said_slots,
+)
+from quality.utf8_lines import ALNUM, char_start, code_points, decode, find, needle_skips
+
+
+@numba.njit(cache=True, nogil=True)
+def _sort_keys(lined: np.ndarray, keys: np.ndarray, order: np.ndarray, spare: np.ndarray,
+               count: int) -> None:
+    """order[:count] = the keys' numbers in their bytes' order (sorted(): bottom-up merges)."""
+    for k in range(count):
+        order[k] = k
+    width = 1
+    while width < count:
+        for left in range(0, count, 2 * width):
+            mid, right = min(left + width, count), min(left + 2 * width, count)
+            a, b = left, mid
+            for out in range(left, right):
+                take_b = a >= mid
+                if not take_b and b < right:  # keys[b] < keys[a]? (bytes, then length)
+                    sa, sb = keys[0, order[a]], keys[0, order[b]]
+                    la, lb = keys[1, order[a]] - sa, keys[1, order[b]] - sb
+                    k = 0
+                    while k < la and k < lb and lined[sa + k] == lined[sb + k]:
+                        k += 1
+                    take_b = lined[sb + k] < lined[sa + k] if k < la and k < lb else lb < la
+                spare[out] = order[b] if take_b else order[a]
+                if take_b:
+                    b += 1
+                else:
+                    a += 1
+        order[:count] = spare[:count]
+        width *= 2
+
+
+@numba.njit(cache=True, nogil=True)
+def _join(lined: np.ndarray, keys: np.ndarray, order: np.ndarray, count: int,
+          joined: np.ndarray, bounds: np.ndarray) -> int:
+    """"\\n".join of the keys in `order` into joined, each line's [start, end) into bounds;
+    returns the joined length."""
+    at = 0
+    for line in range(count):
+        start, end = keys[0, order[line]], keys[1, order[line]]
+        if line:
+            joined[at] = 10
+            at += 1
+        bounds[0, line] = at
+        for k in range(start, end):
+            joined[at] = lined[k]
+            at += 1
+        bounds[1, line] = at
+    return at
+
+
+@numba.njit(cache=True, nogil=True)
+def _echoes(joined: np.ndarray, length: int, bounds: np.ndarray, text: np.ndarray,
+            said: np.ndarray, blooms: np.ndarray, gaps: np.ndarray, first: int, last: int,
+            restating: np.ndarray, lengths: np.ndarray) -> None:
+    """restating |= the line holds an echo line (said[:, first:last]; said[2]: code points)
+    of at least half its length (in code points; lengths caches the lines', -1 unknown)."""
+    for echo in range(first, last):
+        start, end = said[0, echo], said[1, echo]
+        at = find(joined, length, text, start, end, blooms[echo], gaps[echo], 0)
+        line = 0
+        while at >= 0:
+            while bounds[1, line] < at:
+                line += 1
+            if not restating[line]:
+                if lengths[line] < 0:
+                    lengths[line] = code_points(joined, bounds[0, line], bounds[1, line],
+                                                length)
+                restating[line] = said[2, echo] * 2 >= lengths[line]
+            at = find(joined, length, text, start, end, blooms[echo], gaps[echo], at + 1)
+
+
+@numba.njit(cache=True, nogil=True)
+def _holders(joined: np.ndarray, length: int, bounds: np.ndarray, text: np.ndarray,
+             values: np.ndarray, blooms: np.ndarray, gaps: np.ndarray, first: int, last: int,
+             known: np.ndarray, flags: np.ndarray) -> None:
+    """known |= the line holds one of values[:, first:last] as a whole word (no str.isalnum
+    character right before or after) where the value starts (_lines_holding)."""
+    for value in range(first, last):
+        start, end = values[0, value], values[1, value]
+        at = find(joined, length, text, start, end, blooms[value], gaps[value], 0)
+        line = 0
+        while at >= 0:
+            while bounds[1, line] < at:
+                line += 1
+            after = at + end - start
+            if not known[line] and not (
+                    at > 0 and flags[decode(joined, char_start(joined, at - 1))[0]] & ALNUM
+                    or after < length and flags[decode(joined, after)[0]] & ALNUM):
+                known[line] = True
+            at = find(joined, length, text, start, end, blooms[value], gaps[value], at + 1)
+
+
+@numba.njit(cache=True, nogil=True)
+def _skips(text: np.ndarray, spans: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """needle_skips of every span: (blooms, gaps)."""
+    blooms = np.zeros(spans.shape[1], np.uint64)
+    gaps = np.zeros(spans.shape[1], np.int64)
+    for item in range(spans.shape[1]):
+        blooms[item], gaps[item] = needle_skips(text, spans[0, item], spans[1, item])
+    return blooms, gaps
+
+
+@numba.njit(cache=True, nogil=True)
+def _same(data: np.ndarray, start: int, end: int, other: int, other_end: int) -> bool:
+    """data[start:end] == data[other:other_end]."""
+    if end - start != other_end - other:
+        return False
+    for k in range(end - start):
+        if data[start + k] != data[other + k]:
+            return False
+    return True
+
+
+@numba.njit(cache=True, nogil=True)
+def _room(observed: np.ndarray, masked: np.ndarray, max_bytes: int) -> tuple[int, int]:
+    """(lines, slots) a row's set needs at most: a line per byte of the longest text read
+    line by line, and twice that, a power of two."""
+    longest = 0
+    for row in range(observed.shape[1]):
+        if observed[1, row] - observed[0, row] <= max_bytes:
+            longest = max(longest, observed[1, row] - observed[0, row],
+                          masked[1, row] - masked[0, row])
+    size = 2
+    while size < 2 * (longest + 2):
+        size *= 2
+    return longest + 2, size
+
+
+@numba.njit(cache=True, nogil=True)
+def line_share_rows(observation: np.ndarray, observed: np.ndarray, lined: np.ndarray,
+                    masked: np.ndarray, turn: np.ndarray, row_action: np.ndarray,
+                    text: np.ndarray, actions: np.ndarray, values: np.ndarray,
+                    act_values: np.ndarray, flags: np.ndarray, classes: np.ndarray,
+                    max_chars: int) -> tuple[np.ndarray, np.ndarray]:
+    """(shares, valid), each (3, rows): action, seen and previous line shares per row as
+    line_shares computes them (valid False: NULL). observed[:, row] / masked[:, row]: the
+    row's observation in `observation` / masked text in `lined` ([start, end)); row_action:
+    the row's action number; action a is text[actions[0, a]:actions[1, a]], its values
+    values[:, act_values[a]:act_values[a + 1]] (in text too)."""
+    rows = len(turn)
+    shares, valid = np.zeros((3, rows)), np.zeros((3, rows), np.bool_)
+    cap, size = _room(observed, masked, 4 * max_chars)  # (a code point is 4 bytes at most)
+    keys, key_slots = np.zeros((4, cap), np.int64), np.zeros((2, size), np.int64)
+    now, now_slots = np.zeros((4, cap), np.int64), np.zeros((2, size), np.int64)
+    before, before_slots = np.zeros((4, cap), np.int64), np.zeros((2, size), np.int64)
+    seen, seen_slots = np.zeros((4, 512), np.int64), np.zeros((2, 1024), np.int64)
+    order, spare = np.zeros(cap, np.int64), np.zeros(cap, np.int64)
+    joined, bounds = np.zeros(2 * cap, np.uint8), np.zeros((2, cap), np.int64)
+    restating, known = np.zeros(cap, np.bool_), np.zeros(cap, np.bool_)
+    present = np.zeros(cap, np.bool_)
+    lengths = np.zeros(cap, np.int64)
+    said, act_said, act_echo = said_lines(text, actions, values, act_values, flags, classes)
+    said_table = said_slots(said)
+    act_multi = np.zeros(actions.shape[1], np.bool_)  # (a value holds "\n": keys sorted)
+    for action in range(actions.shape[1]):
+        for value in range(act_values[action], act_values[action + 1]):
+            for k in range(values[0, value], values[1, value]):
+                act_multi[action] |= text[k] == 10
+    said_blooms, said_gaps = _skips(text, said)
+    value_blooms, value_gaps = _skips(text, values)
+    stamp, trajectory, seen_count, have_before = 0, 0, 0, False
+    count, elements, last_start, last_end = 0, 0, 0, -1
+    for row in range(rows):
+        if turn[row] == 0:
+            trajectory, seen_count, have_before = trajectory + 1, 0, False
+        start, end = observed[0, row], observed[1, row]
+        if _same(observation, start, end, last_start, last_end):
+            # (the observation before again: the same keys and elements, the elements all
+            # the previous row's; the sets stay as they are)
+            if have_before and elements:
+                shares[2, row], valid[2, row] = 1.0, True
+        else:
+            stamp += 1
+            short = end - start <= max_chars or (  # (bytes: code points and more)
+                end - start <= 4 * max_chars
+                and code_points(observation, start, end, max_chars) <= max_chars)
+            count = 0 if not short else read_lines(
+                lined, masked[0, row], masked[1, row], KEYS, flags, classes, keys,
+                key_slots, stamp, 0)
+            elements = 0 if not count else read_lines(
+                observation, start, end, ELEMENTS, flags, classes, now, now_slots, stamp, 0)
+            if have_before and elements:
+                order[:elements] = np.arange(elements)
+                known[:elements] = False
+                find_items(observation, now, elements, order, before, before_slots,
+                           stamp - 1, known)
+                shares[2, row] = known[:elements].sum() / elements
+                valid[2, row] = True
+            # (this row's elements are the next one's previous; the other set is reused)
+            now, now_slots, before, before_slots = before, before_slots, now, now_slots
+            last_start, last_end = start, end
+        have_before = True
+        if not count:
+            continue
+        action = row_action[row]
+        if act_multi[action]:
+            _sort_keys(lined, keys, order, spare, count)
+        else:
+            order[:count] = np.arange(count)
+        length = _join(lined, keys, order, count, joined, bounds)
+        find_said(lined, keys, count, order, text, said, said_table, action, restating)
+        lengths[:count] = -1
+        first = act_said[action]
+        _echoes(joined, length, bounds, text, said, said_blooms, said_gaps, first,
+                first + act_echo[action], restating, lengths)
+        present[:count] = False
+        find_items(lined, keys, count, order, seen, seen_slots, trajectory, present)
+        known[:count] = restating[:count] | present[:count]
+        _holders(joined, length, bounds, text, values, value_blooms, value_gaps,
+                 act_values[action], act_values[action + 1], known, flags)
+        shares[0, row] = restating[:count].sum() / count
+        shares[1, row] = known[:count].sum() / count
+        valid[0, row] = valid[1, row] = True
+        while 2 * (seen_count + count) > seen_slots.shape[1]:
+            seen, seen_slots = grown(seen, seen_slots, trajectory, seen_count)
+        seen_count = add_items(keys, count, order, present, seen, seen_slots, trajectory,
+                               seen_count)
+    return shares, valid
