@@ -70,9 +70,8 @@ def _join(lined: np.ndarray, keys: np.ndarray, order: np.ndarray, count: int,
             joined[at] = 10
             at += 1
         bounds[0, line] = at
-        for k in range(start, end):
-            joined[at] = lined[k]
-            at += 1
+        joined[at:at + end - start] = lined[start:end]
+        at += end - start
         bounds[1, line] = at
     return at
 
@@ -209,7 +208,8 @@ def line_share_rows(observation: np.ndarray, observed: np.ndarray, lined: np.nda
             elements = 0 if not count else read_lines(
                 observation, start, end, ELEMENTS, flags, classes, now, now_slots, stamp, 0)
             if have_before and elements:
-                order[:elements] = np.arange(elements)
+                for item in range(elements):
+                    order[item] = item
                 known[:elements] = False
                 find_items(observation, now, elements, order, before, before_slots,
                            stamp - 1, known)
@@ -225,7 +225,8 @@ def line_share_rows(observation: np.ndarray, observed: np.ndarray, lined: np.nda
         if act_multi[action]:
             _sort_keys(lined, keys, order, spare, count)
         else:
-            order[:count] = np.arange(count)
+            for line in range(count):
+                order[line] = line
         length = _join(lined, keys, order, count, joined, bounds)
         find_said(lined, keys, count, order, text, said, said_table, action, restating)
         lengths[:count] = -1
