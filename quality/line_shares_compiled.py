@@ -24,8 +24,8 @@ def _array(column: Any) -> pa.Array:
         column = pa.array(column, pa.large_string())
     if isinstance(column, pl.Series):
         column = column.to_arrow()
-    if isinstance(column, pa.ChunkedArray):
-        column = column.combine_chunks()
+    if isinstance(column, pa.ChunkedArray):  # (one chunk, the usual: no copy)
+        column = column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
     if not pa.types.is_large_string(column.type):
         column = column.cast(pa.large_string())
     return column
