@@ -41,6 +41,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from quality.flat_texts import flat_texts
 from quality.line_shares import HAS_CONTENT, LINE_MAX_CHARS, MIN_VALUE_CHARS
 from quality.line_shares_compiled import compiled_line_shares
 from quality.mirrored_fields import MIRRORED_COLUMN_DOCS, call_arguments, mirrored_columns
@@ -191,10 +192,10 @@ def masked_texts(observations: list[str] | pa.ChunkedArray) -> tuple[list[str], 
     stay a column, which line_shares reads as bytes.)"""
     heads = pl.Series(observations, dtype=pl.String).fill_null("").str.slice(0, REPEAT_HEAD_CHARS)
     masked = mask_column(heads, REPEAT_VOLATILE, "0", REPEAT_ASCII_UNSAFE)
-    # = replace_all(r"\s+", " "): a lone space is left alone instead of replaced by itself,
-    # which halves the matches and the time (most whitespace is single spaces between words)
-    flat = masked.str.replace_all(r"\s\s+|[\s&&[^ ]]", " ").str.strip_chars()
-    return flat.to_list(), masked.str.replace_all(_LINE_PREFIX.pattern, "")
+    # (whitespace runs as one space, none at the ends: a compiled scan, 3x less CPU than
+    # polars' regex, which matched every newline and double space)
+    flat = flat_texts(masked)
+    return flat, masked.str.replace_all(_LINE_PREFIX.pattern, "")
 
 
 def repeat_masked(observations: list[str], flat: list[str], turn: np.ndarray,
