@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -66,7 +67,7 @@ ACK_WORDS = frozenset(
 CONFIRM_PROMPT = re.compile(r"\b([Aa]re you sure|[Dd]o you want to (continue|proceed)"
                             r"|[Cc]onfirm (that|to|you))\b")
 CONFIRM_TAIL_CHARS = 600  # a confirmation prompt ends the screen
-_CONFIRM_HINTS = ("sure", "want to", "onfirm")
+_CONFIRM_HINTS = ("sure", "want to", "onfirm")  # (plain words: a regex of them as they are)
 # Volatile or generic values: ISO timestamps, clock times, dates, numbers.
 # (= \d{4}-\d\d-\d\d([T ][\d:.]+Z?)?|\d+([:.,]\d+)* with the first digit taken out in front:
 # the same matches, but a pattern that opens with a class lets re skip to the next digit
@@ -147,21 +148,41 @@ def action_values(action: str, parsed: Any = None) -> list[str]:
     return sorted(kept, key=lambda v: (-len(v), v))
 
 
-def reply_row(values: list[str], observation: str
+def reply_row(values: list[str], observation: str, hinted: bool = True
               ) -> tuple[int, int | None, int | None, bool, bool, int]:
     """(arg_chars_found, ack_words, ack_lines, ack_phrase, confirm_prompt, foreign_ids) of one
-    turn whose action has the argument `values` (action_values)."""
+    turn whose action has the argument `values` (action_values). `hinted`: False when the
+    observation holds none of _CONFIRM_HINTS (confirm_hints tells a whole batch at once)."""
     head = observation[:SHORT_REPLY_CHARS * 4]
     rest, found = head, 0
     for value in values:
         if value in rest:
             found += len(value)
             rest = rest.replace(value, " ")
-    tail = observation[-CONFIRM_TAIL_CHARS:]
     # (cheap substring tests first: regexes are the cost of this function)
-    confirm = any(hint in tail for hint in _CONFIRM_HINTS) and bool(CONFIRM_PROMPT.search(tail))
+    confirm = hinted and _confirms(observation[-CONFIRM_TAIL_CHARS:])
     if len(observation) > SHORT_REPLY_CHARS and not confirm:
         return found, None, None, False, False, 0
+    words, lines, ack, foreign = _short_reply(rest)
+    return found, words, lines, ack, confirm, foreign
+
+
+def _confirms(tail: str) -> bool:
+    return any(hint in tail for hint in _CONFIRM_HINTS) and bool(CONFIRM_PROMPT.search(tail))
+
+
+def confirm_hints(observations: pa.ChunkedArray) -> list[bool]:
+    """Per observation: does it hold one of _CONFIRM_HINTS (where its tail could; polars finds
+    these plain words by a literal search, 8x faster than Python's tests of each tail)?"""
+    found = pl.Series(observations, dtype=pl.String).str.contains("|".join(_CONFIRM_HINTS))
+    return found.fill_null(False).to_list()
+
+
+@lru_cache(maxsize=16384)
+def _short_reply(rest: str) -> tuple[int, int, bool, int]:
+    """(ack_words, ack_lines, ack_phrase, foreign_ids) of a short reply once the argument
+    values are out: a function of that text alone, which repeats ("File written
+    successfully"; 37k distinct of 64k short replies in the 148k corpus), so cached."""
     if "with" in rest.lower() or "<returncode>" in rest:
         rest = EXIT_STATUS.sub(" ", rest)
     # The keys of a JSON or YAML reply ("status":, data_id:) are the tool's schema, the same in
@@ -182,7 +203,7 @@ def reply_row(values: list[str], observation: str
     ack = (not _ALNUM.search(rest) or not ACK_WORDS.isdisjoint(map(str.lower, words))
            or bool(words and _PAST_TENSE.fullmatch(words[0])))
     foreign = len(_IDENTIFIER_HOLDING["@" in plain, "/" in plain].findall(plain)) if ack else 0
-    return found, len(words), lines, ack, confirm, foreign
+    return len(words), lines, ack, foreign
 
 
 def masked_texts(observations: list[str] | pa.ChunkedArray) -> tuple[list[str], pl.Series]:
@@ -254,7 +275,8 @@ def reply_columns(batch: pa.Table, turn: np.ndarray) -> dict[str, pa.Array]:
             per_action[action or ""] = (parsed, action_values(action or "", parsed))
     arguments = [per_action[a or ""][0] for a in actions]
     action_args = [per_action[a or ""][1] for a in actions]
-    rows = [reply_row(v, o or "") for v, o in zip(action_args, observations, strict=True)]
+    rows = [reply_row(v, o or "", h) for v, o, h in zip(
+        action_args, observations, confirm_hints(batch["observation"]), strict=True)]
     found, words, lines, ack, confirm, foreign = (
         (list(c) for c in zip(*rows, strict=True)) if rows else ([], [], [], [], [], []))
     flat, lined = masked_texts(batch["observation"])

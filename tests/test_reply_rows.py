@@ -1,0 +1,32 @@
+"""reply_row's shortcuts (quality/reply_features.py) give what its plain definition gives: the
+batch's confirm hints from polars, the short replies' cache."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from quality.reply_features import _short_reply, confirm_hints, reply_row
+
+FILLER = "log line 42 done\n" * 60  # over SHORT_REPLY_CHARS
+OBSERVATIONS = [
+    "File written successfully to /w/a.md", "Are you sure you want to delete it? (y/n)",
+    FILLER + "Do you want to continue?", "Are you sure?" + FILLER,  # a hint outside the tail
+    "Please confirm that you accept", "not sure", "", None, '{"status": "ok", "id": 12}',
+    "Command completed with return code: 0", "ÉTAT: confirmé ✓\n" + FILLER[:300],
+    "x" * 700 + "Confirm to proceed", "- status: created\n  data_id: 7\n",
+]
+VALUES = [[], ["/w/a.md"], ["delete it"], ["status"]]
+
+
+def test_confirm_hints_leave_reply_row_as_it_is():
+    hints = confirm_hints(pa.chunked_array([OBSERVATIONS], pa.large_string()))
+    assert hints == [o is not None and any(h in o for h in ("sure", "want to", "onfirm"))
+                     for o in OBSERVATIONS]
+    for values in VALUES:
+        for text, hint in zip(OBSERVATIONS, hints, strict=True):
+            assert reply_row(values, text or "", hint) == reply_row(values, text or "")
+
+
+def test_cached_short_replies_are_the_plain_function():
+    texts = [t or "" for t in OBSERVATIONS] * 2  # (the second time from the cache)
+    assert [_short_reply(t) for t in texts] == [_short_reply.__wrapped__(t) for t in texts]
