@@ -250,8 +250,13 @@ def blank_view(observation: str) -> bool:
     """The observation shows numbered lines, and nothing after any of their numbers."""
     if len(observation) > LINE_MAX_CHARS or ":" not in observation:
         return False
-    bodies = _VIEW_LINE.findall(observation)
-    return bool(bodies) and not any(HAS_CONTENT.search(body) for body in bodies)
+    # (lazily: a view's first numbered line with content settles it, most often near the top)
+    shown = False
+    for line in _VIEW_LINE.finditer(observation):
+        if HAS_CONTENT.search(line[1]):
+            return False
+        shown = True
+    return shown
 
 
 def _numbered_lines(observations: list[str] | pa.ChunkedArray) -> list[bool]:

@@ -1,11 +1,20 @@
-"""reply_row's shortcuts (quality/reply_features.py) give what its plain definition gives: the
-batch's confirm hints from polars, the short replies' cache."""
+"""reply_row's and blank_view's shortcuts (quality/reply_features.py) give what their plain
+definitions give: the batch's confirm hints from polars, the short replies' cache, the view's
+lines read until one has content."""
 
 from __future__ import annotations
 
 import pyarrow as pa
 
-from quality.reply_features import _short_reply, confirm_hints, reply_row
+from quality.reply_features import (
+    _HAS_CONTENT,
+    _VIEW_LINE,
+    LINE_MAX_CHARS,
+    _short_reply,
+    blank_view,
+    confirm_hints,
+    reply_row,
+)
 
 FILLER = "log line 42 done\n" * 60  # over SHORT_REPLY_CHARS
 OBSERVATIONS = [
@@ -30,3 +39,16 @@ def test_confirm_hints_leave_reply_row_as_it_is():
 def test_cached_short_replies_are_the_plain_function():
     texts = [t or "" for t in OBSERVATIONS] * 2  # (the second time from the cache)
     assert [_short_reply(t) for t in texts] == [_short_reply.__wrapped__(t) for t in texts]
+
+
+def test_blank_view_stops_at_the_first_line_with_content_as_its_definition_reads():
+    def plain(text: str) -> bool:  # the definition: every numbered line's body, then a test
+        if len(text) > LINE_MAX_CHARS or ":" not in text:
+            return False
+        bodies = _VIEW_LINE.findall(text)
+        return bool(bodies) and not any(_HAS_CONTENT.search(body) for body in bodies)
+
+    texts = ["1:\n2:   \n3:\t", "1:\n2: x\n3:", "1: a\n2:", "header\n  10:  \n 11:--", "no view",
+             "1:" + "\n2:" * 7000, "a:b", "", "٣: \n4:", "1: ...\n2: ;;", "x 1:\n1:\r\n2:\x0b"]
+    for text in texts:
+        assert blank_view(text) == plain(text), text
