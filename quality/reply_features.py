@@ -131,10 +131,12 @@ def _leaves(value: Any) -> Iterable[str]:
     return (text.strip() for text in strings_in(value))
 
 
-def action_values(action: str, parsed: Any = None) -> list[str]:
+def action_values(action: str, parsed: Any = None,
+                  identifiers: dict[str, str] | None = None) -> list[str]:
     """The action's argument values, longest first: the leaves of `name({...})` JSON
     arguments (or of a bare JSON object), else its lines and its path-like tokens. `parsed`:
-    its `call_arguments`, when the caller has them."""
+    its `call_arguments`, when the caller has them; `identifiers`: what _identifier made of
+    the tokens seen so far (kept by a caller across its actions: commands share tokens)."""
     values: list[str] = []
     if parsed is None:
         parsed = call_arguments(action)
@@ -142,10 +144,21 @@ def action_values(action: str, parsed: Any = None) -> list[str]:
         values = list(_leaves(parsed))
     else:
         values = [line.strip() for line in action.splitlines()]
-        values += [t.strip("'\"") for t in action.split() if _IDENTIFIER.fullmatch(t.strip("'\""))]
+        identifiers = {} if identifiers is None else identifiers
+        for token in action.split():
+            if (kept := identifiers.get(token)) is None:
+                kept = identifiers[token] = _identifier(token)
+            if kept:
+                values.append(kept)
     # A value needs two letters: "2.0" (a JSON-RPC version) or "1" is in every reply.
     kept = {v for v in values if len(v) >= MIN_VALUE_CHARS and _TWO_LETTERS.search(v)}
     return sorted(kept, key=lambda v: (-len(v), v))
+
+
+def _identifier(token: str) -> str:
+    """The token without the quotes around it if that is an _IDENTIFIER, else ""."""
+    stripped = token.strip("'\"")
+    return stripped if _IDENTIFIER.fullmatch(stripped) else ""
 
 
 def reply_row(values: list[str], observation: str, hinted: bool = True
@@ -274,10 +287,11 @@ def reply_columns(batch: pa.Table, turn: np.ndarray) -> dict[str, pa.Array]:
     observations = batch["observation"].to_pylist()
     # Each distinct action parsed once (commands repeat), its arguments used twice.
     per_action: dict[str, tuple[Any, list[str]]] = {}
+    identifiers: dict[str, str] = {}
     for action in actions:
         if (action or "") not in per_action:
             parsed = call_arguments(action or "")
-            per_action[action or ""] = (parsed, action_values(action or "", parsed))
+            per_action[action or ""] = (parsed, action_values(action or "", parsed, identifiers))
     arguments = [per_action[a or ""][0] for a in actions]
     action_args = [per_action[a or ""][1] for a in actions]
     rows = [reply_row(v, o or "", h) for v, o, h in zip(

@@ -1,6 +1,6 @@
 """reply_row's and blank_view's shortcuts (quality/reply_features.py) give what their plain
 definitions give: the batch's confirm hints from polars, the short replies' cache, the view's
-lines read until one has content."""
+lines read until one has content; action_values' tokens looked up once per batch."""
 
 from __future__ import annotations
 
@@ -8,9 +8,12 @@ import pyarrow as pa
 
 from quality.reply_features import (
     _HAS_CONTENT,
+    _IDENTIFIER,
+    _TWO_LETTERS,
     _VIEW_LINE,
     LINE_MAX_CHARS,
     _short_reply,
+    action_values,
     blank_view,
     confirm_hints,
     reply_row,
@@ -52,3 +55,18 @@ def test_blank_view_stops_at_the_first_line_with_content_as_its_definition_reads
              "1:" + "\n2:" * 7000, "a:b", "", "٣: \n4:", "1: ...\n2: ;;", "x 1:\n1:\r\n2:\x0b"]
     for text in texts:
         assert blank_view(text) == plain(text), text
+
+
+def test_action_values_with_shared_identifiers_are_the_plain_ones():
+    def plain(action: str) -> list[str]:  # the definition: each token stripped and matched
+        values = [line.strip() for line in action.splitlines()]
+        values += [t.strip("'\"") for t in action.split()
+                   if _IDENTIFIER.fullmatch(t.strip("'\""))]
+        kept = {v for v in values if len(v) >= 3 and _TWO_LETTERS.search(v)}
+        return sorted(kept, key=lambda v: (-len(v), v))
+
+    actions = ["cat '/w/a.md' x_y", "cat /w/a.md 'x_y'", "ls -la\ncd src/app && make v2",
+               "echo \"a@b.io\" ''k9'' ab'c", "grep -r 'TODO' .", "", "   ", "run\u2003x.y\x1cz_w"]
+    identifiers: dict[str, str] = {}
+    for action in actions * 2:
+        assert action_values(action, None, identifiers) == plain(action), action
