@@ -13,14 +13,8 @@ from quality_rows import trajectory, write_partition
 from quality.features import compute_turn_features
 from quality.labels import label_turns
 from quality.mirrored_fields import mirrored_fields, write_call
-from quality.reply_features import (
-    _IDENTIFIER,
-    _IDENTIFIER_HOLDING,
-    _NUMBERISH,
-    _WORD,
-    action_values,
-    masked_texts,
-)
+from quality.reply_features import action_values, masked_texts
+from quality.short_replies import _IDENTIFIER, _IDENTIFIER_HOLDING, _NUMBERISH, _WORD
 
 TOOL = {"action_kind": "tool_call", "observation_format": "tool_result_text"}
 TREE = {"action_kind": "click", "observation_format": "a11y_tree"}

@@ -1,6 +1,7 @@
-"""reply_row's and blank_view's shortcuts (quality/reply_features.py) give what their plain
-definitions give: the batch's confirm hints from polars, the short replies' cache, the view's
-lines read until one has content; action_values' tokens looked up once per batch."""
+"""The shortcuts of reply_row and blank_view (quality/short_replies.py, reply_features.py)
+give what their plain definitions give: the batch's confirm hints from polars, the short
+replies' cache, the view's lines read until one has content; action_values' tokens looked
+up once per batch."""
 
 from __future__ import annotations
 
@@ -12,12 +13,10 @@ from quality.reply_features import (
     _TWO_LETTERS,
     _VIEW_LINE,
     LINE_MAX_CHARS,
-    _short_reply,
     action_values,
     blank_view,
-    confirm_hints,
-    reply_row,
 )
+from quality.short_replies import _short_reply, confirm_hints, reply_row
 
 FILLER = "log line 42 done\n" * 60  # over SHORT_REPLY_CHARS
 OBSERVATIONS = [
