@@ -7,15 +7,8 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from quality.reply_features import (
-    _HAS_CONTENT,
-    _IDENTIFIER,
-    _TWO_LETTERS,
-    _VIEW_LINE,
-    LINE_MAX_CHARS,
-    action_values,
-    blank_view,
-)
+from quality.line_shares import HAS_CONTENT, LINE_MAX_CHARS
+from quality.reply_features import _IDENTIFIER, _TWO_LETTERS, _VIEW_LINE, action_values, blank_view
 from quality.short_replies import _short_reply, confirm_hints, reply_row
 
 FILLER = "log line 42 done\n" * 60  # over SHORT_REPLY_CHARS
@@ -48,7 +41,7 @@ def test_blank_view_stops_at_the_first_line_with_content_as_its_definition_reads
         if len(text) > LINE_MAX_CHARS or ":" not in text:
             return False
         bodies = _VIEW_LINE.findall(text)
-        return bool(bodies) and not any(_HAS_CONTENT.search(body) for body in bodies)
+        return bool(bodies) and not any(HAS_CONTENT.search(body) for body in bodies)
 
     texts = ["1:\n2:   \n3:\t", "1:\n2: x\n3:", "1: a\n2:", "header\n  10:  \n 11:--", "no view",
              "1:" + "\n2:" * 7000, "a:b", "", "٣: \n4:", "1: ...\n2: ;;", "x 1:\n1:\r\n2:\x0b"]
