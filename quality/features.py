@@ -8,8 +8,8 @@ and what is left of them without their action's words (quality/minhash.py,
 quality/residual.py); numba loops count, for every observation, which of its shingles and
 words the trajectory showed before (quality/observation_sets.py), and find the exact Jaccard
 of small observation pairs (quality/max_jaccard.py); DuckDB computes the per-turn features
-with window functions over each trajectory (turn_features.sql); each batch's rows go to a
-staged file beside the output.
+(turn_features.sql), one query over several batches (quality/turn_sql.py); each batch's rows
+go to a staged file beside the output.
 The words common to the domain (`common`) and the corpus frequencies are counted over the whole
 domain, across its shards (quality/corpus_columns.py): the frequencies from the staged files'
 signature columns, which then stream into the output (atomic). `compute_turn_features` runs all
@@ -39,10 +39,10 @@ from __future__ import annotations
 import os
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import duckdb
 import numpy as np
 import polars as pl
 import pyarrow as pa
@@ -64,14 +64,12 @@ from quality.observation_sets import shingle_counts, word_counts
 from quality.reply_features import reply_columns
 from quality.residual import observation_signatures, residual_shingles
 from quality.shingles import ShingleConfig, Shingled, shingle_words, word_hashes
+from quality.turn_sql import TurnSqlGroups, connect, render_turn_sql
 from sources.schema import TURN_SCHEMA
 from sources.storage import (
     PARTS_SUFFIX,
-    load_sql,
     owner_tag,
-    query_arrow,
     remove_stale_beside,
-    sql_literal,
 )
 
 
@@ -102,6 +100,10 @@ class FeatureConfig:
     batch_bytes: int = 24 << 20
     duckdb_threads: int = 2
     duckdb_memory_limit: str = "1GB"
+    # turn_features.sql runs once over this many turns or bytes of the batches' inputs
+    # (quality/turn_sql.py: each query compiles its patterns afresh).
+    sql_rows: int = 1 << 16
+    sql_bytes: int = 96 << 20
 
     def __str__(self) -> str:
         return (f"{self.shingles}_{self.minhash}_{self.lsh}_exact{self.exact_max_shingles}"
@@ -155,21 +157,18 @@ def stage_turn_features(turns_path: Path, staged: Path, config: FeatureConfig,
     staged.parent.mkdir(parents=True, exist_ok=True)
     part_path = staged.with_name(f".{staged.name}{PARTS_SUFFIX}{owner_tag()}")
     remove_stale_beside(staged)  # a killed run's parts file
-    turn_sql = _render_turn_sql(config)
-    con = _connect(config)
+    con = connect(config.duckdb_threads, config.duckdb_memory_limit)
+    groups = TurnSqlGroups(con, render_turn_sql(config.head_tail_chars), config.sql_rows,
+                           config.sql_bytes)
     writer: pq.ParquetWriter | None = None
     try:
-        for batch in trajectory_batches(turns_path, TURN_SCHEMA.names, config.batch_rows,
-                                        config.batch_bytes):
-            part = _batch_features(con, batch, stats.trajectories, config, turn_sql, common,
-                                   stats)
-            stats.trajectories = int(part["traj_seq"][-1].as_py()) + 1
+        for part in _staged_parts(turns_path, groups, config, common, stats):
             if writer is None:
                 writer = pq.ParquetWriter(part_path, part.schema.with_metadata(metadata),
                                           compression=_staged_compression(part.schema))
             writer.write_table(part)
         if writer is None:  # no turns: an empty, well-formed table all the same
-            empty = pa.Table.from_batches([], schema=_empty_schema(con, config, turn_sql))
+            empty = pa.Table.from_batches([], schema=_empty_schema(groups, config))
             writer = pq.ParquetWriter(part_path, empty.schema.with_metadata(metadata),
                                       compression=_staged_compression(empty.schema))
         writer.close()
@@ -190,48 +189,6 @@ def _staged_compression(schema: pa.Schema) -> dict[str, str]:
     0.9 CPU s for 148k turns' two signatures). turn_features is written from its values, so
     its bytes do not change."""
     return {name: "none" if name in SIGNATURE_COLUMNS else "zstd" for name in schema.names}
-
-
-def _connect(config: FeatureConfig) -> duckdb.DuckDBPyConnection:
-    con = duckdb.connect()
-    con.execute(f"SET threads = {int(config.duckdb_threads)}")
-    con.execute(f"SET memory_limit = {sql_literal(config.duckdb_memory_limit)}")
-    con.execute("SET enable_progress_bar = false")  # a bar per batch query floods the logs
-    return con
-
-
-# The characters DuckDB's trim() drops (utf8proc's category Zs), as an RE2 class: content_chars
-# measures the trimmed text without building it (tests/test_quality_features.py checks the set).
-TRIM_SPACES = r"[ \x{00A0}\x{1680}\x{2000}-\x{200A}\x{202F}\x{205F}\x{3000}]"
-
-
-def _render_turn_sql(config: FeatureConfig) -> str:
-    """turn_features.sql with the error and empty-output patterns of quality/patterns.py."""
-    def checks(column: str) -> str:
-        """Any error pattern of the observation's format found in `column`."""
-        def matches(regexes: tuple[str, ...]) -> str:
-            return f"regexp_matches(t.{column}, {sql_literal(patterns.any_of(regexes))})"
-
-        found = [matches(patterns.GENERIC_ERRORS + patterns.REFUSALS)]
-        for fmt, extra in sorted(patterns.FORMAT_ERRORS.items()):
-            found.append(f"(t.observation_format = {sql_literal(fmt)} AND {matches(extra)})")
-        return "\n                OR ".join(found)
-
-    wrappers = sql_literal(patterns.any_of(patterns.EMPTY_OUTPUT_WRAPPERS))
-    errors = sql_literal(patterns.any_of(patterns.GENERIC_ERRORS + patterns.REFUSALS))
-    success = sql_literal(patterns.SUCCESS_LAST_LINE)
-    # the last or the first line reports success and is no error message itself: one lambda
-    # over both lines, so that the error patterns are written (and compiled) once
-    recovered = ("list_bool_or(list_transform([t.last_line, t.first_line], lambda line: "
-                 f"regexp_matches(line, {success}) AND NOT regexp_matches(line, {errors})))")
-    return (load_sql(__file__, "turn_features.sql")
-            .replace("{error_text}", checks("scanned"))
-            .replace("{output_status}", sql_literal(patterns.OUTPUT_STATUS))
-            .replace("{recovered}", f"({recovered})")
-            .replace("{trailing_prompts}", sql_literal(patterns.TRAILING_PROMPTS))
-            .replace("{empty_wrappers}", wrappers)
-            .replace("{spaces}", TRIM_SPACES)
-            .replace("$head_tail_chars", str(int(config.head_tail_chars))))
 
 
 @dataclass
@@ -256,11 +213,36 @@ def _tokenise(batch: pa.Table, config: FeatureConfig) -> _Tokens:
                    shingle_words(words, offsets, config.shingles.ngram))
 
 
-def _batch_features(con: duckdb.DuckDBPyConnection, batch: pa.Table, traj_offset: int,
-                    config: FeatureConfig, turn_sql: str, common: np.ndarray,
-                    stats: FeatureStats) -> pa.Table:
-    """Features of one batch of whole trajectories, plus traj_seq and the signatures that the
-    corpus frequencies need."""
+def _staged_parts(turns_path: Path, groups: TurnSqlGroups, config: FeatureConfig,
+                  common: np.ndarray, stats: FeatureStats) -> Iterator[pa.Table]:
+    """The staged rows of each batch of the shard's turns, in order."""
+    for batch in trajectory_batches(turns_path, TURN_SCHEMA.names, config.batch_rows,
+                                    config.batch_bytes):
+        inputs, tail = _batch_inputs(batch, stats.trajectories, config, common, stats)
+        stats.trajectories = int(inputs["traj_seq"][-1].as_py()) + 1
+        yield from _queried(groups, inputs, tail, stats)
+    yield from _queried(groups, None, {}, stats)
+
+
+def _queried(groups: TurnSqlGroups, inputs: pa.Table | None, tail: dict[str, pa.Array],
+             stats: FeatureStats) -> list[pa.Table]:
+    """The batches whose features are complete once `inputs` (None: none, the shard's end)
+    waits for the turn SQL (quality/turn_sql.py), in order."""
+    clock = time.perf_counter()
+    parts = groups.add(inputs, tail) if inputs is not None else groups.flush()
+    stats.seconds["turn features (sql)"] += time.perf_counter() - clock
+    for part in parts:
+        stats.errors_by_source.update(v for v in part["error_source"].to_pylist()
+                                      if v is not None)
+    return parts
+
+
+def _batch_inputs(batch: pa.Table, traj_offset: int, config: FeatureConfig,
+                  common: np.ndarray, stats: FeatureStats
+                  ) -> tuple[pa.Table, dict[str, pa.Array]]:
+    """Everything of one batch of whole trajectories but its turn SQL: the query's input
+    (`turns` of turn_features.sql), and the columns appended after its rows (the reply
+    features, the action share and the signatures that the corpus frequencies need)."""
     clock = time.perf_counter()
     traj, turn = run_numbers(batch["trajectory_id"])
     turn_index = batch["turn_index"].to_numpy()
@@ -295,23 +277,18 @@ def _batch_features(con: duckdb.DuckDBPyConnection, batch: pa.Table, traj_offset
     columns["short_max_jaccard"] = pa.array(best_short, pa.float64(), from_pandas=True)
     columns["long_max_jaccard"] = pa.array(best_long, pa.float64(), from_pandas=True)
     columns.update(_previous_turn(batch, sets["obs_shingles"], turn))
-    turns = batch
+    inputs = batch
     for name, column in columns.items():
-        turns = turns.append_column(name, column)
-    con.register("turns", turns)
-    part = query_arrow(con, turn_sql)
-    con.unregister("turns")
+        inputs = inputs.append_column(name, column)
     stats.seconds["turn features (sql)"] += time.perf_counter() - clock
 
     clock = time.perf_counter()
-    for name, column in reply_columns(batch, turn).items():
-        part = part.append_column(name, column)
+    tail = dict(reply_columns(batch, turn))
     stats.seconds["reply features (python)"] += time.perf_counter() - clock
     clock = time.perf_counter()
-    part = (part.append_column("action_words", pa.array(action_share, pa.float64(),
-                                                        mask=np.isnan(action_share)))
-            .append_column("obs_signature", signature_array(obs_sig))
-            .append_column("residual_signature", signature_array(residual_sig)))
+    tail["action_words"] = pa.array(action_share, pa.float64(), mask=np.isnan(action_share))
+    tail["obs_signature"] = signature_array(obs_sig)
+    tail["residual_signature"] = signature_array(residual_sig)
     stats.seconds["turn features (sql)"] += time.perf_counter() - clock
 
     stats.turns += n
@@ -319,8 +296,7 @@ def _batch_features(con: duckdb.DuckDBPyConnection, batch: pa.Table, traj_offset
     stats.words += len(tokens.words)
     stats.shingles += len(tokens.shingled.hashes)
     stats.observations_without_shingles += int(np.count_nonzero(size == 0))
-    stats.errors_by_source.update(v for v in part["error_source"].to_pylist() if v is not None)
-    return part
+    return inputs, tail
 
 
 def _previous_turn(batch: pa.Table, obs_shingles: np.ndarray, turn: np.ndarray
@@ -339,8 +315,8 @@ def _previous_turn(batch: pa.Table, obs_shingles: np.ndarray, turn: np.ndarray
                                          previous_chars)}
 
 
-def _empty_schema(con: duckdb.DuckDBPyConnection, config: FeatureConfig,
-                  turn_sql: str) -> pa.Schema:
-    empty = TURN_SCHEMA.empty_table()
-    return _batch_features(con, empty, 0, config, turn_sql, np.zeros(0, np.uint64),
-                           FeatureStats()).schema
+def _empty_schema(groups: TurnSqlGroups, config: FeatureConfig) -> pa.Schema:
+    inputs, tail = _batch_inputs(TURN_SCHEMA.empty_table(), 0, config, np.zeros(0, np.uint64),
+                                 FeatureStats())
+    groups.add(inputs, tail)
+    return groups.flush()[0].schema

@@ -1,7 +1,10 @@
--- Features of every turn of one batch of whole trajectories (all but the corpus frequencies).
+-- Features of every turn of one or more batches of whole trajectories (all but the corpus
+-- frequencies). Every value is the row's own (no window, no aggregate): one query may run over
+-- several batches (quality/turn_sql.py).
 --
 -- Input `turns`: the raw_turns rows, plus
---   traj, turn      the trajectory's number in the batch and the turn's 0-based ordinal in it;
+--   traj, turn      the trajectory's number in its batch and the turn's 0-based ordinal in it;
+--   traj_seq        the trajectory's number in the shard (increasing over the batches);
 --   obs_shingles, in_action, in_context, novel, in_prev_obs, new_words, new_words_from_action,
 --   own_words       set counts of the observation (quality/observation_sets.py);
 --   short_max_jaccard  exact best Jaccard with an earlier small observation (max_jaccard.py);
@@ -150,4 +153,4 @@ SELECT
     error_source,
     traj_seq
 FROM measured
-ORDER BY traj, turn
+ORDER BY traj_seq, turn

@@ -17,8 +17,9 @@ import pytest
 from quality_rows import trajectory, write_partition
 
 from quality import corpus_columns, observation_sets
-from quality.features import TRIM_SPACES, FeatureConfig, compute_turn_features
+from quality.features import FeatureConfig, compute_turn_features, stage_turn_features
 from quality.tables import TURN_FEATURES
+from quality.turn_sql import TRIM_SPACES
 
 CANNED = "Welcome to the portal. Please sign in to continue with your account."
 
@@ -126,6 +127,21 @@ def test_batches_do_not_change_the_result(tmp_path):
     compute_turn_features(turns, whole)
     compute_turn_features(turns, split, dataclasses.replace(FeatureConfig(), batch_rows=3))
     assert pq.read_table(whole).equals(pq.read_table(split))
+
+
+@pytest.mark.parametrize("grouping", [{"sql_rows": 1}, {"sql_rows": 7}, {"sql_bytes": 1}])
+def test_batches_queried_together_or_alone_give_the_same_rows(tmp_path, grouping):
+    """turn_features.sql over one batch at a time, over a few, or over all of them at once
+    (quality/turn_sql.py): the same staged rows, signatures and traj_seq included."""
+    turns, _ = write_partition(tmp_path, "terminal", hand_made())
+    small = dataclasses.replace(FeatureConfig(), batch_rows=3)
+    common = np.zeros(0, np.uint64)
+    stage_turn_features(turns, tmp_path / "all.staged", small, common)
+    stats = stage_turn_features(turns, tmp_path / "some.staged",
+                                dataclasses.replace(small, **grouping), common)
+    assert stats.batches == 7 and stats.trajectories == 9 and stats.turns == 25
+    assert pq.read_table(tmp_path / "all.staged").equals(pq.read_table(tmp_path / "some.staged"))
+    assert pq.read_metadata(tmp_path / "some.staged").num_row_groups == 7  # a group a batch
 
 
 def test_output_is_streamed_in_row_groups(tmp_path, monkeypatch):
