@@ -48,10 +48,13 @@ def render_turn_sql(head_tail_chars: int) -> str:
     wrappers = sql_literal(patterns.any_of(patterns.EMPTY_OUTPUT_WRAPPERS))
     errors = sql_literal(patterns.any_of(patterns.GENERIC_ERRORS + patterns.REFUSALS))
     success = sql_literal(patterns.SUCCESS_LAST_LINE)
-    # the last or the first line reports success and is no error message itself: one lambda
-    # over both lines, so that the error patterns are written (and compiled) once
-    recovered = ("list_bool_or(list_transform([t.last_line, t.first_line], lambda line: "
-                 f"regexp_matches(line, {success}) AND NOT regexp_matches(line, {errors})))")
+    # the last or the first line reports success and is no error message itself (both lines
+    # are NULL together, where `bare` is). Each line written out: a lambda over both compiled
+    # its patterns once per query but ran slower, which paid only while a query was a batch
+    # (over 64k-turn queries 5.84 -> 5.31 CPU s per 148k turns, the same rows).
+    recovered = " OR ".join(
+        f"(regexp_matches(t.{line}, {success}) AND NOT regexp_matches(t.{line}, {errors}))"
+        for line in ("last_line", "first_line"))
     return (load_sql(__file__, "turn_features.sql")
             .replace("{error_text}", checks("scanned"))
             .replace("{output_status}", sql_literal(patterns.OUTPUT_STATUS))
