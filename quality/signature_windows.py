@@ -7,6 +7,8 @@ Each shard holds a subsequence of the domain's order (quality/domain_order.py: w
 trajectories, in their one-shard order), so a window of domain positions takes the next rows
 of every shard, and every shard is read once from front to back. A read may begin at a later
 row: it skips the row groups before it, unread.
+
+A window of a one-shard domain is a row group of it, as read (not two copied together).
 """
 
 from __future__ import annotations
@@ -56,6 +58,15 @@ class _ShardRows:
             n -= len(part)
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
+    def rest(self) -> Iterator[np.ndarray]:
+        """Every row not taken yet, a row group at a time, as read."""
+        if self._at < len(self._rows):
+            yield self._rows[self._at:]
+        while self._group < self._parquet.metadata.num_row_groups:
+            self._read_group()
+            yield self._rows
+        self._at = len(self._rows)
+
 
 def check_staged_rows(staged_paths: Sequence[Path], positions: Sequence[np.ndarray]) -> None:
     """Raise ValueError unless every staged shard has its shard's rows, in domain order."""
@@ -72,11 +83,16 @@ def domain_windows(staged_paths: Sequence[Path], positions: Sequence[np.ndarray]
                    num_perm: int, start: int = 0, window: int = WINDOW_ROWS
                    ) -> Iterator[tuple[int, np.ndarray]]:
     """(first position, (rows, num_perm) uint32 signatures) of the domain's rows from `start`
-    on, `window` rows at a time; `positions`: each shard's rows' places in the domain order
-    (increasing: check_staged_rows)."""
+    on, `window` rows at a time (a one-shard domain's: a row group at a time); `positions`:
+    each shard's rows' places in the domain order (increasing: check_staged_rows)."""
     total = sum(len(where) for where in positions)
     shards = [_ShardRows(Path(path), column, num_perm, int(np.searchsorted(where, start)))
               for path, where in zip(staged_paths, positions, strict=True)]
+    if len(shards) == 1:  # the domain's rows are the shard's: its row groups as read
+        for block in shards[0].rest():
+            yield start, block
+            start += len(block)
+        return
     for lo in range(start, total, window):
         hi = min(lo + window, total)
         block = np.empty((hi - lo, num_perm), np.uint32)

@@ -104,6 +104,18 @@ def test_domain_windows_reassemble_the_domain_order(tmp_path):
         assert np.array_equal(np.concatenate([block for _, block in parts]), signatures[start:])
 
 
+def test_one_shard_windows_are_its_row_groups(tmp_path):
+    signatures, _ = planted(50, 7)
+    path = tmp_path / "shard-0.parquet"
+    _stage(path, signatures, group_rows=8)
+    for start in (0, 1, 8, 13, 49, 50):
+        parts = list(domain_windows([path], [np.arange(50)], "obs_signature", K, start))
+        expected = [start, *range(start // 8 * 8 + 8, 50, 8)] if start < 50 else []
+        assert [lo for lo, _ in parts] == expected
+        assert np.array_equal(np.concatenate([block for _, block in parts] or
+                                             [np.zeros((0, K), np.uint32)]), signatures[start:])
+
+
 def test_staged_rows_must_match_the_shard(tmp_path):
     signatures, _ = planted(10, 3)
     _stage(tmp_path / "s.parquet", signatures, group_rows=4)
