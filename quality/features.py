@@ -59,7 +59,7 @@ from quality.corpus_columns import (
 )
 from quality.domain_order import file_order
 from quality.max_jaccard import long_max_jaccard, short_max_jaccard
-from quality.minhash import LshConfig, MinHashConfig, signature_array
+from quality.minhash import LshConfig, MinHashConfig, signature_bytes
 from quality.observation_sets import shingle_counts, word_counts
 from quality.reply_features import reply_columns
 from quality.residual import observation_signatures, residual_shingles
@@ -163,14 +163,11 @@ def stage_turn_features(turns_path: Path, staged: Path, config: FeatureConfig,
     writer: pq.ParquetWriter | None = None
     try:
         for part in _staged_parts(turns_path, groups, config, common, stats):
-            if writer is None:
-                writer = pq.ParquetWriter(part_path, part.schema.with_metadata(metadata),
-                                          compression=_staged_compression(part.schema))
+            writer = writer or _staged_writer(part_path, part.schema.with_metadata(metadata))
             writer.write_table(part)
         if writer is None:  # no turns: an empty, well-formed table all the same
-            empty = pa.Table.from_batches([], schema=_empty_schema(groups, config))
-            writer = pq.ParquetWriter(part_path, empty.schema.with_metadata(metadata),
-                                      compression=_staged_compression(empty.schema))
+            empty = _empty_schema(groups, config)
+            writer = _staged_writer(part_path, empty.with_metadata(metadata))
         writer.close()
         writer = None
         os.replace(part_path, staged)
@@ -182,13 +179,17 @@ def stage_turn_features(turns_path: Path, staged: Path, config: FeatureConfig,
     return stats
 
 
-def _staged_compression(schema: pa.Schema) -> dict[str, str]:
-    """zstd for the staged file's columns but its signatures, which are stored as they are:
-    MinHash values are uniformly random, so zstd saves none of their 1 KB a turn and costs
-    more CPU to write and read them back than the rest of the file (measured: 2.7 against
-    0.9 CPU s for 148k turns' two signatures). turn_features is written from its values, so
-    its bytes do not change."""
-    return {name: "none" if name in SIGNATURE_COLUMNS else "zstd" for name in schema.names}
+def _staged_writer(path: Path, schema: pa.Schema) -> pq.ParquetWriter:
+    """The staged file's writer: zstd and dictionaries for its columns but its signatures,
+    which are stored as they are. MinHash values are uniformly random, so zstd saves none of
+    their 1 KB a turn and costs more CPU to write and read them back than the rest of the file
+    (measured: 2.7 against 0.9 CPU s for 148k turns' two signatures), and a dictionary of
+    512-byte values no more. turn_features is written from the values, so its bytes do not
+    change."""
+    others = [name for name in schema.names if name not in SIGNATURE_COLUMNS]
+    return pq.ParquetWriter(path, schema, use_dictionary=others,
+                            compression={name: "zstd" for name in others}
+                            | {name: "none" for name in SIGNATURE_COLUMNS})
 
 
 @dataclass
@@ -287,8 +288,8 @@ def _batch_inputs(batch: pa.Table, traj_offset: int, config: FeatureConfig,
     stats.seconds["reply features (python)"] += time.perf_counter() - clock
     clock = time.perf_counter()
     tail["action_words"] = pa.array(action_share, pa.float64(), mask=np.isnan(action_share))
-    tail["obs_signature"] = signature_array(obs_sig)
-    tail["residual_signature"] = signature_array(residual_sig)
+    tail["obs_signature"] = signature_bytes(obs_sig)
+    tail["residual_signature"] = signature_bytes(residual_sig)
     stats.seconds["turn features (sql)"] += time.perf_counter() - clock
 
     stats.turns += n

@@ -172,6 +172,32 @@ def signatures_from_arrow(column: pa.Array | pa.ChunkedArray, num_perm: int) -> 
     return values.reshape(-1, num_perm).astype(np.uint32, copy=False)
 
 
+def signature_bytes(signatures_: np.ndarray) -> pa.FixedSizeBinaryArray:
+    """Signatures as one fixed-size binary value a row (its num_perm uint32, little-endian): how
+    the staged features store them. Parquet reads such a column back about 9x faster than a
+    uint32 list, whose every element carries its own levels (measured: 0.05 against 0.46 CPU s
+    for 237k rows)."""
+    rows, width = signatures_.shape
+    data = np.ascontiguousarray(signatures_, dtype="<u4")
+    return pa.FixedSizeBinaryArray.from_buffers(pa.binary(4 * width), rows,
+                                                [None, pa.py_buffer(data)])
+
+
+def signatures_from_bytes(column: pa.Array | pa.ChunkedArray, num_perm: int) -> np.ndarray:
+    """The inverse of `signature_bytes`: a (rows, num_perm) uint32 matrix (read-only, a view of
+    the column's buffer where it is one chunk)."""
+    if isinstance(column, pa.ChunkedArray):
+        column = column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+    if column.type != pa.binary(4 * num_perm) or column.null_count:
+        raise ValueError(f"not {num_perm} uint32 signatures a row: {column.type}, "
+                         f"{column.null_count} nulls")
+    if len(column) == 0:
+        return np.zeros((0, num_perm), np.uint32)
+    values = np.frombuffer(column.buffers()[1], dtype="<u4", count=len(column) * num_perm,
+                           offset=column.offset * 4 * num_perm)
+    return values.reshape(-1, num_perm).astype(np.uint32, copy=False)
+
+
 @dataclass(frozen=True)
 class StoredSignatures:
     """A signatures table (trajectory_dedup's signatures.parquet) in memory: the row of each

@@ -8,7 +8,9 @@ trajectories, in their one-shard order), so a window of domain positions takes t
 of every shard, and every shard is read once from front to back. A read may begin at a later
 row: it skips the row groups before it, unread.
 
-A window of a one-shard domain is a row group of it, as read (not two copied together).
+The staged signatures are one 512-byte value a row (minhash.signature_bytes), which Parquet
+reads without a list's levels and numpy views without a copy. A window of a one-shard domain
+is a row group of it, as read (not two copied together).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 
-from quality.minhash import signatures_from_arrow
+from quality.minhash import signatures_from_bytes
 
 WINDOW_ROWS = 1 << 14  # rows of a window: 8 MB of 128 uint32 signatures
 
@@ -42,7 +44,7 @@ class _ShardRows:
 
     def _read_group(self) -> None:
         table = self._parquet.read_row_group(self._group, columns=[self._column])
-        self._rows = signatures_from_arrow(table[self._column], self._num_perm)
+        self._rows = signatures_from_bytes(table[self._column], self._num_perm)
         self._group += 1
         self._at = 0
 

@@ -44,7 +44,9 @@ _STAGED_EXTRA = {
     "residual_signature": "the same for the observation without its action's words: what "
                           "template_frequency counts",
 }
-_SIGNATURE_TYPE = pa.list_(pa.uint32(), 128)  # MinHashConfig's permutations
+# MinHashConfig's 128 permutations' uint32 minima, little-endian, one binary value a row
+# (quality/minhash.py's signature_bytes: read back without a list's levels)
+_SIGNATURE_TYPE = pa.binary(4 * 128)
 _STAGED_SCHEMA = pa.schema(
     [field for f in _FEATURE_SCHEMA if f.name not in _FREQUENCY_COLUMNS
      for field in ([f, pa.field("traj_seq", pa.int64())] if f.name == "error_source" else [f])]

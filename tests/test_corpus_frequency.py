@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from quality.corpus_frequency import corpus_frequency
-from quality.minhash import LshConfig
+from quality.minhash import LshConfig, signature_bytes
 from quality.signature_windows import check_staged_rows, domain_windows
 
 LSH = LshConfig(threshold=0.9, bands=4, rows=4)
@@ -86,7 +86,7 @@ def test_one_row_or_none():
 
 
 def _stage(path: Path, signatures: np.ndarray, group_rows: int) -> None:
-    column = pa.FixedSizeListArray.from_arrays(pa.array(signatures.ravel()), K)
+    column = signature_bytes(signatures)
     pq.write_table(pa.table({"obs_signature": column}), path, row_group_size=group_rows)
 
 

@@ -7,6 +7,7 @@ import re
 import datasketch
 import numpy as np
 import polars as pl
+import pyarrow as pa
 import pytest
 
 from quality import shingles
@@ -16,8 +17,10 @@ from quality.minhash import (
     estimate_jaccard,
     input_hash32,
     signature_array,
+    signature_bytes,
     signatures,
     signatures_from_arrow,
+    signatures_from_bytes,
     to_datasketch,
 )
 from quality.shingles import ShingleConfig, shingle, unique_per_text, word_hashes
@@ -143,6 +146,21 @@ def test_signature_roundtrip_and_estimate():
         python_shingles(a, 5) | python_shingles(b, 5))
     assert abs(estimate_jaccard(sig[0], sig[1]) - exact) < 0.12
     assert to_datasketch(sig[0]).jaccard(to_datasketch(sig[1])) == estimate_jaccard(sig[0], sig[1])
+
+
+def test_signature_bytes_roundtrip():
+    """The staged form (one little-endian binary value a row) gives the matrix back: whole,
+    sliced (an offset into the buffer), in several chunks, and empty."""
+    sig = np.random.default_rng(3).integers(0, 2**32, size=(7, 128), dtype=np.uint32)
+    column = signature_bytes(sig)
+    assert column.type == pa.binary(512) and column[1].as_py() == sig[1].astype("<u4").tobytes()
+    assert np.array_equal(signatures_from_bytes(column, 128), sig)
+    assert np.array_equal(signatures_from_bytes(column.slice(2, 4), 128), sig[2:6])
+    chunked = pa.chunked_array([column.slice(0, 3), column.slice(3)])
+    assert np.array_equal(signatures_from_bytes(chunked, 128), sig)
+    assert signatures_from_bytes(column.slice(7), 128).shape == (0, 128)
+    with pytest.raises(ValueError):
+        signatures_from_bytes(column, 64)
 
 
 def test_empty_text_has_the_empty_signature():
