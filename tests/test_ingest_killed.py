@@ -113,16 +113,17 @@ import sys, time
 from pathlib import Path
 from quality import features
 from quality.features import FeatureConfig, compute_turn_features
-batch_features = features._batch_features
+batch_inputs = features._batch_inputs
 done = []
 def stalling(*args, **kwargs):
     done.append(1)
     if len(done) == 3:
         print("stalled", flush=True)
         time.sleep(600)
-    return batch_features(*args, **kwargs)
-features._batch_features = stalling
-compute_turn_features(Path(sys.argv[1]), Path(sys.argv[2]), FeatureConfig(batch_rows=5))
+    return batch_inputs(*args, **kwargs)
+features._batch_inputs = stalling
+compute_turn_features(Path(sys.argv[1]), Path(sys.argv[2]),
+                      FeatureConfig(batch_rows=5, sql_rows=5))
 """
 
 
@@ -139,10 +140,12 @@ def test_killed_feature_step_rerun_gives_the_same_bytes(tmp_path: Path) -> None:
     clean, out = tmp_path / "clean" / "part-0.parquet", tmp_path / "out" / "part-0.parquet"
     compute_turn_features(turns, clean, FeatureConfig(batch_rows=5))
     pid = _killed_when_stalled(KILLED_FEATURES, turns, out)
-    # killed while writing the staged rows (the step before the corpus frequencies): only
+    # killed while writing the staged rows (the step before the corpus frequencies; the
+    # turn SQL runs per batch here, sql_rows=5, so rows are written before the stall): only
     # their parts file, named for this host and the dead process, is left
     assert [p.name for p in out.parent.iterdir()] == [
         f".{staged_path(out).name}.parts-{socket.gethostname()}-{pid}"]
-    compute_turn_features(turns, out, FeatureConfig(batch_rows=5))
+    # (the rerun queries one batch at a time, the clean run many: the same bytes)
+    compute_turn_features(turns, out, FeatureConfig(batch_rows=5, sql_rows=5))
     assert [p.name for p in out.parent.iterdir()] == ["part-0.parquet"]
     assert out.read_bytes() == clean.read_bytes()
