@@ -67,7 +67,7 @@ def split_words(data: np.ndarray, offsets: np.ndarray, separators: list[str],
     n_words = _scan(data, offsets, non_ascii_rows(data, offsets), tables, json_escapes,
                     bounds, counts, digits, id_like)
     views = np.empty((n_words, 2), dtype=np.uint64)
-    _views(data, bounds, views)
+    _views(_packed(data), bounds, views)
     id_like = id_like[:n_words]
     text_offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(counts, out=text_offsets[1:])
@@ -239,36 +239,34 @@ def _scan_decoding(data: np.ndarray, lo: int, hi: int, word_byte: np.ndarray,
     return (n - at) // 2
 
 
+def _packed(data: np.ndarray) -> np.ndarray:
+    """The bytes as little-endian uint64 words, zero-padded by two words and more (so that
+    `_views` reads any 16 bytes from a position up to len(data) with two aligned loads)."""
+    packed = np.zeros(len(data) // 8 + 3, dtype=np.uint64)
+    packed.view(np.uint8)[:len(data)] = data
+    return packed
+
+
 @numba.njit(cache=True, nogil=True)
-def _views(data: np.ndarray, bounds: np.ndarray, views: np.ndarray) -> None:
+def _views(packed: np.ndarray, bounds: np.ndarray, views: np.ndarray) -> None:
     """Each word's Arrow string view, as two little-endian uint64 (16 bytes: the int32
     length, then up to 12 bytes inline, else a 4-byte prefix, buffer 0 and the int32
-    offset). The word's first 12 bytes
-    are read whatever its length and masked to it (no branch on the length), except within
-    12 bytes of the buffer's end."""
+    offset). The word's first 16 bytes are put together from the three aligned words of
+    `packed` (`_packed`) around it, by shifts, and masked to its length (no branch on the
+    length; reading byte by byte was the loop's time)."""
     for w in range(len(views)):
         start, length = bounds[2 * w], bounds[2 * w + 1] - bounds[2 * w]
-        if start + 12 <= len(data):
-            head = _load(data, start, 4)
-            rest = _load(data, start + 4, 8)
-        else:
-            head = rest = np.uint64(0)
-            for k in range(min(length, 4)):
-                head |= np.uint64(data[start + k]) << np.uint64(8 * k)
-            for k in range(4, min(length, 12)):
-                rest |= np.uint64(data[start + k]) << np.uint64(8 * (k - 4))
-        views[w, 0] = np.uint64(length) | ((head & _MASKS[min(length, 4)]) << np.uint64(32))
+        at = start >> 3
+        shift = np.uint64(8 * (start & 7))
+        low, middle, high = packed[at], packed[at + 1], packed[at + 2]
+        # (a shift by 64 is undefined: 63 - shift, then 1, gives 0 where shift is 0)
+        first = (low >> shift) | ((middle << (np.uint64(63) - shift)) << np.uint64(1))
+        second = (middle >> shift) | ((high << (np.uint64(63) - shift)) << np.uint64(1))
+        head = first & _MASKS[min(length, 4)]
+        rest = (first >> np.uint64(32)) | (second << np.uint64(32))
+        views[w, 0] = np.uint64(length) | (head << np.uint64(32))
         inline = rest & _MASKS[min(max(length - 4, 0), 8)]
         views[w, 1] = inline if length <= 12 else np.uint64(start) << np.uint64(32)
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _load(data: np.ndarray, at: int, count: int) -> np.uint64:
-    """`count` bytes from data[at] as a little-endian integer."""
-    value = np.uint64(0)
-    for k in range(count):
-        value |= np.uint64(data[at + k]) << np.uint64(8 * k)
-    return value
 
 
 @numba.njit(cache=True, nogil=True, inline="always")

@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from quality import shingles
+from quality import shingles, word_split
 from quality.text_pool import string_buffers
 from quality.volatile import ID_MIN_CHARS
 from quality.word_split import split_words
@@ -84,3 +84,27 @@ def test_views_inline_long_and_at_the_buffer_end():
 def test_empty_input_and_empty_texts():
     assert split([], "words") == ([], [0], [])
     assert split(["", " \t", ""], "whitespace") == ([], [0, 0, 0, 0], [])
+
+
+def python_view(data: bytes, start: int, end: int) -> tuple[int, int]:
+    """Arrow's string view of data[start:end] (buffer 0) as two little-endian uint64."""
+    word = data[start:end]
+    if len(word) <= 12:
+        raw = len(word).to_bytes(4, "little") + word.ljust(12, b"\0")
+    else:
+        raw = (len(word).to_bytes(4, "little") + word[:4] + (0).to_bytes(4, "little")
+               + start.to_bytes(4, "little"))
+    return int.from_bytes(raw[:8], "little"), int.from_bytes(raw[8:], "little")
+
+
+@pytest.mark.parametrize("size", [0, 1, 7, 8, 9, 15, 16, 17, 300])
+def test_views_kernel_at_every_alignment_matches_the_definition(size):
+    rng = np.random.default_rng(size)
+    data = rng.integers(1, 256, size=size, dtype=np.uint8)
+    # every (start, end) up to 20 bytes long, ending anywhere up to the buffer's end
+    pairs = [(s, e) for s in range(size + 1) for e in range(s, min(size, s + 20) + 1)]
+    bounds = np.array(pairs, dtype=np.int32).reshape(-1)
+    views = np.empty((len(pairs), 2), dtype=np.uint64)
+    word_split._views(word_split._packed(data), bounds, views)
+    assert [tuple(v) for v in views.tolist()] == [python_view(data.tobytes(), s, e)
+                                                 for s, e in pairs]
