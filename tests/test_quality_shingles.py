@@ -16,14 +16,16 @@ from quality.minhash import (
     MinHashConfig,
     estimate_jaccard,
     input_hash32,
+    permutations,
     signature_array,
     signature_bytes,
     signatures,
     signatures_from_arrow,
     signatures_from_bytes,
+    split_signatures,
     to_datasketch,
 )
-from quality.shingles import ShingleConfig, shingle, unique_per_text, word_hashes
+from quality.shingles import ShingleConfig, Shingled, shingle, unique_per_text, word_hashes
 from quality.volatile import id_like
 
 TEXTS = [
@@ -174,3 +176,34 @@ def test_lsh_s_curve():
     assert lsh.candidate_probability(0.8) == pytest.approx(0.947, abs=1e-3)
     assert lsh.candidate_probability(0.5) == pytest.approx(0.061, abs=1e-3)
     assert str(lsh) == "16b_8r_t0.8"
+
+
+def python_signature(hashes: list[int]) -> list[int]:
+    """datasketch's affine32 MinHash (128 permutations, seed 1) of these 64-bit shingle
+    hashes, in plain Python."""
+    a, b = (x.tolist() for x in permutations(MinHashConfig()))
+    row = [0xFFFFFFFF] * len(a)
+    for value in hashes:
+        h = value >> 32
+        h = ((h ^ (h >> 16)) * 0x85EBCA6B) & 0xFFFFFFFF
+        h = ((h ^ (h >> 13)) * 0xC2B2AE35) & 0xFFFFFFFF
+        h ^= h >> 16
+        row = [min(r, (ap * h + bp) & 0xFFFFFFFF) for r, ap, bp in zip(row, a, b, strict=True)]
+    return row
+
+
+def test_signature_kernel_matches_plain_python_for_every_count_and_split():
+    # 0..11 shingles a text (the kernel takes four at a time, then the rest one by one)
+    rng = np.random.default_rng(3)
+    lengths = np.arange(12).repeat(2)
+    offsets = np.r_[0, np.cumsum(lengths)]
+    hashes = rng.integers(0, 2**64, int(offsets[-1]), dtype=np.uint64)
+    first = rng.random(len(hashes)) < 0.6
+    texts = [hashes[offsets[t]:offsets[t + 1]] for t in range(len(lengths))]
+    flags = [first[offsets[t]:offsets[t + 1]] for t in range(len(lengths))]
+    shingled = Shingled(hashes, offsets)
+    assert signatures(shingled).tolist() == [python_signature(h.tolist()) for h in texts]
+    kept, other = split_signatures(shingled, first)
+    pairs = list(zip(texts, flags, strict=True))
+    assert kept.tolist() == [python_signature(h[f].tolist()) for h, f in pairs]
+    assert other.tolist() == [python_signature(h[~f].tolist()) for h, f in pairs]
