@@ -99,20 +99,32 @@ def _add_pairs(value: Any, key: str | None, keys: Container[str] | None,
 _UNPARSED = object()
 
 
-def mirrored_fields(action: str, observation: str, arguments: Any = _UNPARSED
-                    ) -> tuple[int, int]:
+def _may_be_json(observation: str | None) -> bool:
+    """Whether the observation can be a JSON reply: it opens with a bracket or with
+    whitespace (tested before the copy strip makes: most replies are not JSON)."""
+    first = (observation or "")[:1]
+    return first in ("{", "[") or first.isspace()
+
+
+def sent_pairs(arguments: Any) -> set[tuple[str, str]]:
+    """The field_pairs of an action's `call_arguments` (none unless they are a JSON object)."""
+    return field_pairs(arguments) if isinstance(arguments, dict) else set()
+
+
+def mirrored_fields(action: str, observation: str, arguments: Any = _UNPARSED,
+                    sent: set[tuple[str, str]] | None = None) -> tuple[int, int]:
     """(fields_sent, fields_mirrored) of one turn; (0, 0) unless the action has JSON arguments
     with keys and the observation is a JSON object (or a list of exactly one). `arguments`:
-    the action's `call_arguments`, when the caller has parsed them already."""
-    first = (observation or "")[:1]
-    if first not in ("{", "[") and not first.isspace():
-        return 0, 0  # (before the copy strip makes: most replies are not JSON)
+    the action's `call_arguments`, `sent`: their sent_pairs, when the caller has them."""
+    if not _may_be_json(observation):
+        return 0, 0
     text = (observation or "").strip()
     if text[:1] not in ("{", "[") or len(text) > MAX_REPLY_CHARS:
         return 0, 0  # (tested first: most replies are not JSON, and then nothing is sent)
-    if arguments is _UNPARSED:
-        arguments = call_arguments(action or "")
-    sent = field_pairs(arguments) if isinstance(arguments, dict) else set()
+    if sent is None:
+        if arguments is _UNPARSED:
+            arguments = call_arguments(action or "")
+        sent = sent_pairs(arguments)
     if not sent:
         return 0, 0
     try:
@@ -141,8 +153,24 @@ def mirrored_columns(actions: list[str], observations: list[str],
     `call_arguments`, when the caller has them)."""
     if arguments is None:
         arguments = [call_arguments(a or "") for a in actions]
-    pairs = [mirrored_fields(a, o, parsed)
-             for a, o, parsed in zip(actions, observations, arguments, strict=True)]
+    # Each distinct action's pairs found once (actions repeat: a third of the JSON replies'
+    # rows have a distinct one), each distinct (action, reply) read once (a sixth repeat),
+    # and only for rows whose reply may be JSON.
+    sent_of: dict[str, set[tuple[str, str]]] = {}
+    read: dict[tuple[str, str], tuple[int, int]] = {}
+    pairs: list[tuple[int, int]] = []
+    for action, observation, parsed in zip(actions, observations, arguments, strict=True):
+        if not _may_be_json(observation):
+            pairs.append((0, 0))
+            continue
+        if (sent := sent_of.get(action or "")) is None:
+            sent = sent_of[action or ""] = sent_pairs(parsed)
+        if not sent:
+            found = (0, 0)
+        elif (found := read.get((action or "", observation))) is None:
+            found = read[action or "", observation] = mirrored_fields(
+                action, observation, parsed, sent)
+        pairs.append(found)
     writes = {name: write_call(name) for name in set(tool_names)}
     return {"fields_sent": pa.array([p[0] for p in pairs], pa.int32()),
             "fields_mirrored": pa.array([p[1] for p in pairs], pa.int32()),
