@@ -94,14 +94,18 @@ def _leaves(value: Any) -> Iterable[str]:
     return (text.strip() for text in strings_in(value))
 
 
-def action_values(action: str, parsed: Any = None,
+_UNPARSED = object()
+
+
+def action_values(action: str, parsed: Any = _UNPARSED,
                   identifiers: dict[str, str] | None = None) -> list[str]:
     """The action's argument values, longest first: the leaves of `name({...})` JSON
     arguments (or of a bare JSON object), else its lines and its path-like tokens. `parsed`:
-    its `call_arguments`, when the caller has them; `identifiers`: what _identifier made of
-    the tokens seen so far (kept by a caller across its actions: commands share tokens)."""
+    its `call_arguments` (None: not a JSON call), when the caller has them; `identifiers`:
+    what _identifier made of the tokens seen so far (kept by a caller across its actions:
+    commands share tokens)."""
     values: list[str] = []
-    if parsed is None:
+    if parsed is _UNPARSED:  # (not `is None`: a command's None would be parsed again)
         parsed = call_arguments(action)
     if isinstance(parsed, (dict, list)):
         values = list(_leaves(parsed))

@@ -192,3 +192,11 @@ def test_mirrored_columns_match_mirrored_fields_row_by_row() -> None:
         assert list(zip(columns["fields_sent"].to_pylist(),
                         columns["fields_mirrored"].to_pylist(), strict=True)) == plain
     assert plain[:2] == [(3, 2), (3, 1)] and plain[7] == (1, 1)
+
+
+def test_action_values_with_parsed_arguments_are_the_plain_ones() -> None:
+    """Passing the action's call_arguments (None for a command) gives what parsing it gives."""
+    actions = ['fs-write_file({"path": "/w/a.md", "content": "x"})', "cat notes/today.txt",
+               '{"name": "report.md"}', "f(not json)", "", "[1, 2, \"abc.txt\"]"]
+    for action in actions:
+        assert action_values(action, call_arguments(action)) == action_values(action), action
