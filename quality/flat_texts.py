@@ -25,7 +25,11 @@ from quality.text_pool import string_buffers
 def flat_texts(texts: pl.Series) -> list[str]:
     """Each text (a null as "") with whitespace runs collapsed and stripped, as polars'
     replace_all + strip_chars would write it."""
-    column = texts.fill_null("").to_arrow(compat_level=pl.CompatLevel.oldest())
+    return flat_arrow_texts(texts.fill_null("").to_arrow(compat_level=pl.CompatLevel.oldest()))
+
+
+def flat_arrow_texts(column: pa.Array) -> list[str]:
+    """flat_texts of an Arrow string column without nulls."""
     data, offsets = string_buffers(column)
     out = np.empty(len(data), dtype=np.uint8)  # (a flat text is never longer)
     out_offsets = np.zeros(len(offsets), dtype=np.int64)
