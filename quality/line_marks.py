@@ -102,7 +102,7 @@ def _mark_end(data: np.ndarray, start: np.uint64, hi: np.uint64,
     b = data[i]
     if classes[b] & _DIGIT:  # \d+:
         j = i
-        while j < hi and classes[data[j]] & _DIGIT:
+        while j < hi and (classes[data[j]] & _DIGIT) != 0:
             j += one
         if j < hi and data[j] == 0x3A:
             return j + one
@@ -117,18 +117,18 @@ def _prompt_end(data: np.ndarray, i: np.uint64, hi: np.uint64, start: np.uint64,
     """Where a shell prompt ([\\w.-]+@[\\w.-]+:[~/\\w.-]*[#$] ?) from data[i] ends (`start`:
     none there)."""
     j, one = i, np.uint64(1)
-    while j < hi and classes[data[j]] & _NAME:
+    while j < hi and (classes[data[j]] & _NAME) != 0:
         j += one
     if j == i or j >= hi or data[j] != 0x40:
         return start
     j += one
     host = j
-    while j < hi and classes[data[j]] & _NAME:
+    while j < hi and (classes[data[j]] & _NAME) != 0:
         j += one
     if j == host or j >= hi or data[j] != 0x3A:
         return start
     j += one
-    while j < hi and classes[data[j]] & _PATH:
+    while j < hi and (classes[data[j]] & _PATH) != 0:
         j += one
     if j >= hi or (data[j] != 0x23 and data[j] != 0x24):
         return start
