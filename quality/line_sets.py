@@ -23,6 +23,7 @@ from quality.utf8_lines import (
     DECIMAL,
     SPACE,
     WORD,
+    at,
     char_start,
     decode,
 )
@@ -68,20 +69,20 @@ def _element_head(data: np.ndarray, start: int, end: int, flags: np.ndarray
                   ) -> tuple[int, int]:
     """(mark, start) of a stripped line read as an element line: LINE_HEAD's stray markup
     ([^\\w\\[]*) skipped, then an element number ("[12]") masked (mark 1) if one follows."""
-    at = start
-    while at < end:
-        b = data[at]
+    pos = start
+    while pos < end:
+        b = data[pos]
         if b < 0x80:
             if b == 91 or b == 95 or 48 <= b <= 57 or 65 <= b <= 90 or 97 <= b <= 122:
                 break
-            at += 1
+            pos += 1
         else:
-            point, size = decode(data, at)
+            point, size = decode(data, pos)
             if flags[point] & ALNUM:
                 break
-            at += size
-    if at < end and data[at] == 91:  # "[": digits (str.isdecimal, re's \d) and "]"?
-        close = at + 1
+            pos += size
+    if pos < end and data[pos] == 91:  # "[": digits (str.isdecimal, re's \d) and "]"?
+        close = pos + 1
         while close < end:
             if 48 <= data[close] <= 57:
                 close += 1
@@ -89,9 +90,47 @@ def _element_head(data: np.ndarray, start: int, end: int, flags: np.ndarray
                 close += decode(data, close)[1]
             else:
                 break
-        if at + 1 < close < end and data[close] == 93:
+        if pos + 1 < close < end and data[close] == 93:
             return 1, close + 1
-    return 0, at
+    return 0, pos
+
+
+@numba.njit(inline="always")
+def _hash(data: np.ndarray, s: int, e: int, mark: int) -> int:
+    """FNV-1a of data[s:e] over 8-byte little-endian words, then over the bytes left, from
+    the seed of its mark."""
+    h, k = MASKED_SEED if mark else FNV_SEED, s
+    while k + 8 <= e:
+        word = np.int64(0)
+        for j in range(8):  # (unsigned reads: LLVM merges them into one load)
+            word |= np.int64(at(data, k + j)) << (8 * j)
+        h = (h ^ word) * FNV_PRIME
+        k += 8
+    while k < e:
+        h = (h ^ np.int64(at(data, k))) * FNV_PRIME
+        k += 1
+    return h
+
+
+@numba.njit(inline="always")
+def _probe(data: np.ndarray, s: int, e: int, mark: int, h: int, items: np.ndarray,
+           slots: np.ndarray, stamp: int) -> int:
+    """The slot of the set (items, slots at stamp; its lines in data) that holds the line
+    (data[s:e], mark, hash h), else the empty slot where it would go: hash, mark and length
+    compared, then the bytes."""
+    mask = slots.shape[1] - 1
+    slot = h & mask
+    while slots[0, slot] == stamp:
+        item = slots[1, slot]
+        if (items[3, item] == h and items[2, item] == mark
+                and items[1, item] - items[0, item] == e - s):
+            other, k = items[0, item], 0
+            while k < e - s and at(data, other + k) == at(data, s + k):
+                k += 1
+            if k == e - s:
+                return slot
+        slot = (slot + 1) & mask
+    return slot
 
 
 @numba.njit(cache=True, nogil=True)
@@ -104,44 +143,44 @@ def read_lines(data: np.ndarray, start: int, end: int, mode: int, flags: np.ndar
     \\r\\n leaves an empty line, which no set keeps), stripped, kept if they hold content
     (byte_classes; mode KEYS), read as element lines first (ELEMENTS: _element_lines), or
     kept if they have MIN_VALUE_CHARS code points (SAID: lines_of_action)."""
-    mask = slots.shape[1] - 1
-    line, at = start, start
+    line, pos = start, start
     while True:
         size = 0
-        while at < end:
-            b = data[at]
-            if classes[b] & BREAK:
+        while pos < end:
+            b = at(data, pos)
+            if at(classes, b) & BREAK:
                 if b < 0x80:
                     size = 1
                 elif b == 0xC2:
-                    size = 2 if at + 1 < end and data[at + 1] == 0x85 else 0
-                elif at + 2 < end and data[at + 1] == 0x80 and (
-                        data[at + 2] == 0xA8 or data[at + 2] == 0xA9):
+                    size = 2 if pos + 1 < end and at(data, pos + 1) == 0x85 else 0
+                elif pos + 2 < end and at(data, pos + 1) == 0x80 and (
+                        at(data, pos + 2) == 0xA8 or at(data, pos + 2) == 0xA9):
                     size = 3
                 if size:
                     break
-            at += 1
-        s, e = line, at
-        while s < e and classes[data[s]] & BLANK:
+            pos += 1
+        s, e = line, pos
+        while s < e and at(classes, at(data, s)) & BLANK:
             s += 1
-        while e > s and classes[data[e - 1]] & BLANK:
+        while e > s and at(classes, at(data, e - 1)) & BLANK:
             e -= 1
-        if s < e and (data[s] >= 0x80 or data[e - 1] >= 0x80):  # (Unicode space?)
+        if s < e and (at(data, s) >= 0x80 or at(data, e - 1) >= 0x80):  # (Unicode space?)
             s, e = _stripped(data, s, e, flags)
         mark = 0
         if mode == ELEMENTS:  # (ASCII heads here, any other by _element_head)
             head = s
-            while (head < e and data[head] < 0x80 and data[head] != 91
-                   and not classes[data[head]] & WORD):
+            while (head < e and at(data, head) < 0x80 and at(data, head) != 91
+                   and not at(classes, at(data, head)) & WORD):
                 head += 1
             close = head + 1
-            if head < e and data[head] == 91:
-                while close < e and 48 <= data[close] <= 57:
+            if head < e and at(data, head) == 91:
+                while close < e and 48 <= at(data, close) <= 57:
                     close += 1
-            if head < e and (data[head] >= 0x80 or data[head] == 91 and close < e
-                             and data[close] >= 0x80):  # (another script's digit?)
+            if head < e and (at(data, head) >= 0x80 or at(data, head) == 91 and close < e
+                             and at(data, close) >= 0x80):  # (another script's digit?)
                 mark, s = _element_head(data, s, e, flags)
-            elif head < e and data[head] == 91 and head + 1 < close < e and data[close] == 93:
+            elif (head < e and at(data, head) == 91 and head + 1 < close < e
+                  and at(data, close) == 93):
                 mark, s = 1, close + 1
             else:
                 s = head
@@ -149,45 +188,25 @@ def read_lines(data: np.ndarray, start: int, end: int, mode: int, flags: np.ndar
         if mode == SAID:
             points = 0
             for k in range(s, min(e, s + 4 * MIN_VALUE_CHARS)):
-                points += data[k] & 0xC0 != 0x80
+                points += at(data, k) & 0xC0 != 0x80
             kept = points >= MIN_VALUE_CHARS
         else:
             for k in range(s, e):
                 if kept:
                     break
-                kept = classes[data[k]] & CONTENT != 0
+                kept = at(classes, at(data, k)) & CONTENT != 0
         if kept:
-            # (FNV-1a over 8-byte little-endian words, then over the bytes left)
-            h, k = MASKED_SEED if mark else FNV_SEED, s
-            while k + 8 <= e:
-                word = np.int64(0)
-                for j in range(8):
-                    word |= np.int64(data[k + j]) << (8 * j)
-                h = (h ^ word) * FNV_PRIME
-                k += 8
-            while k < e:
-                h = (h ^ np.int64(data[k])) * FNV_PRIME
-                k += 1
-            slot = h & mask
-            while slots[0, slot] == stamp:
-                item = slots[1, slot]
-                if (items[3, item] == h and items[2, item] == mark
-                        and items[1, item] - items[0, item] == e - s):
-                    k = 0
-                    while k < e - s and data[items[0, item] + k] == data[s + k]:
-                        k += 1
-                    if k == e - s:
-                        break
-                slot = (slot + 1) & mask
+            h = _hash(data, s, e, mark)
+            slot = _probe(data, s, e, mark, h, items, slots, stamp)
             if slots[0, slot] != stamp:
                 slots[0, slot], slots[1, slot] = stamp, count
                 items[0, count], items[1, count], items[2, count] = s, e, mark
                 items[3, count] = h
                 count += 1
-        if at >= end:
+        if pos >= end:
             return count
-        at += size
-        line = at
+        pos += size
+        line = pos
 
 
 @numba.njit(cache=True, nogil=True)
@@ -196,24 +215,13 @@ def find_items(data: np.ndarray, items: np.ndarray, count: int, order: np.ndarra
                ) -> None:
     """found[i] |= items[:, order[i]] is in the set (held, held_slots at stamp) of lines of
     the same data, for i < count."""
-    mask = held_slots.shape[1] - 1
     for i in range(count):
         if found[i]:
             continue
         item = order[i]
-        s, e, mark, h = items[0, item], items[1, item], items[2, item], items[3, item]
-        slot = h & mask
-        while held_slots[0, slot] == stamp:
-            other = held_slots[1, slot]
-            if (held[3, other] == h and held[2, other] == mark
-                    and held[1, other] - held[0, other] == e - s):
-                k = 0
-                while k < e - s and data[held[0, other] + k] == data[s + k]:
-                    k += 1
-                if k == e - s:
-                    found[i] = True
-                    break
-            slot = (slot + 1) & mask
+        slot = _probe(data, items[0, item], items[1, item], items[2, item], items[3, item],
+                      held, held_slots, stamp)
+        found[i] = held_slots[0, slot] == stamp
 
 
 @numba.njit(cache=True, nogil=True)
@@ -333,7 +341,7 @@ def find_said(lined: np.ndarray, keys: np.ndarray, count: int, order: np.ndarray
             if (said[4, line] == h and said[3, line] == owner
                     and said[1, line] - said[0, line] == e - s):
                 k = 0
-                while k < e - s and text[said[0, line] + k] == lined[s + k]:
+                while k < e - s and at(text, said[0, line] + k) == at(lined, s + k):
                     k += 1
                 if k == e - s:
                     found[i] = True

@@ -26,7 +26,7 @@ from quality.line_sets import (
     said_lines,
     said_slots,
 )
-from quality.utf8_lines import ALNUM, char_start, code_points, decode, find, needle_skips
+from quality.utf8_lines import ALNUM, at, char_start, code_points, decode, find, needle_skips
 
 
 @numba.njit(cache=True, nogil=True)
@@ -46,7 +46,7 @@ def _sort_keys(lined: np.ndarray, keys: np.ndarray, order: np.ndarray, spare: np
                     sa, sb = keys[0, order[a]], keys[0, order[b]]
                     la, lb = keys[1, order[a]] - sa, keys[1, order[b]] - sb
                     k = 0
-                    while k < la and k < lb and lined[sa + k] == lined[sb + k]:
+                    while k < la and k < lb and at(lined, sa + k) == at(lined, sb + k):
                         k += 1
                     take_b = lined[sb + k] < lined[sa + k] if k < la and k < lb else lb < la
                 spare[out] = order[b] if take_b else order[a]
@@ -63,59 +63,51 @@ def _join(lined: np.ndarray, keys: np.ndarray, order: np.ndarray, count: int,
           joined: np.ndarray, bounds: np.ndarray) -> int:
     """"\\n".join of the keys in `order` into joined, each line's [start, end) into bounds;
     returns the joined length."""
-    at = 0
+    pos = 0
     for line in range(count):
         start, end = keys[0, order[line]], keys[1, order[line]]
         if line:
-            joined[at] = 10
-            at += 1
-        bounds[0, line] = at
-        joined[at:at + end - start] = lined[start:end]
-        at += end - start
-        bounds[1, line] = at
-    return at
+            joined[pos] = 10
+            pos += 1
+        bounds[0, line] = pos
+        for k in range(start, end):
+            joined[np.uint64(pos + k - start)] = at(lined, k)
+        pos += end - start
+        bounds[1, line] = pos
+    return pos
 
 
 @numba.njit(cache=True, nogil=True)
-def _echoes(joined: np.ndarray, length: int, bounds: np.ndarray, text: np.ndarray,
-            said: np.ndarray, blooms: np.ndarray, gaps: np.ndarray, first: int, last: int,
-            restating: np.ndarray, lengths: np.ndarray) -> None:
-    """restating |= the line holds an echo line (said[:, first:last]; said[2]: code points)
-    of at least half its length (in code points; lengths caches the lines', -1 unknown)."""
-    for echo in range(first, last):
-        start, end = said[0, echo], said[1, echo]
-        at = find(joined, length, text, start, end, blooms[echo], gaps[echo], 0)
+def _mark_holders(joined: np.ndarray, length: int, bounds: np.ndarray, text: np.ndarray,
+                  needles: np.ndarray, blooms: np.ndarray, gaps: np.ndarray, first: int,
+                  last: int, whole_word: bool, flags: np.ndarray, marked: np.ndarray,
+                  lengths: np.ndarray) -> None:
+    """marked |= the line holds one of needles[:, first:last] where a match starts
+    (_lines_holding: every match, found with str.find's algorithm), and then:
+    whole_word False, an echo line (said; said[2]: its code points) of at least half the
+    line's length in code points (lengths caches the lines', -1 unknown); whole_word True,
+    a value as a whole word (no str.isalnum character right before or after it)."""
+    for needle in range(first, last):
+        start, end = needles[0, needle], needles[1, needle]
+        found = find(joined, length, text, start, end, blooms[needle], gaps[needle], 0)
         line = 0
-        while at >= 0:
-            while bounds[1, line] < at:
+        while found >= 0:
+            while bounds[1, line] < found:
                 line += 1
-            if not restating[line]:
+            if marked[line]:
+                pass
+            elif whole_word:
+                after = found + end - start
+                marked[line] = not (
+                    found > 0 and flags[decode(joined, char_start(joined, found - 1))[0]] & ALNUM
+                    or after < length and flags[decode(joined, after)[0]] & ALNUM)
+            else:
                 if lengths[line] < 0:
                     lengths[line] = code_points(joined, bounds[0, line], bounds[1, line],
                                                 length)
-                restating[line] = said[2, echo] * 2 >= lengths[line]
-            at = find(joined, length, text, start, end, blooms[echo], gaps[echo], at + 1)
-
-
-@numba.njit(cache=True, nogil=True)
-def _holders(joined: np.ndarray, length: int, bounds: np.ndarray, text: np.ndarray,
-             values: np.ndarray, blooms: np.ndarray, gaps: np.ndarray, first: int, last: int,
-             known: np.ndarray, flags: np.ndarray) -> None:
-    """known |= the line holds one of values[:, first:last] as a whole word (no str.isalnum
-    character right before or after) where the value starts (_lines_holding)."""
-    for value in range(first, last):
-        start, end = values[0, value], values[1, value]
-        at = find(joined, length, text, start, end, blooms[value], gaps[value], 0)
-        line = 0
-        while at >= 0:
-            while bounds[1, line] < at:
-                line += 1
-            after = at + end - start
-            if not known[line] and not (
-                    at > 0 and flags[decode(joined, char_start(joined, at - 1))[0]] & ALNUM
-                    or after < length and flags[decode(joined, after)[0]] & ALNUM):
-                known[line] = True
-            at = find(joined, length, text, start, end, blooms[value], gaps[value], at + 1)
+                marked[line] = needles[2, needle] * 2 >= lengths[line]
+            found = find(joined, length, text, start, end, blooms[needle], gaps[needle],
+                         found + 1)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -134,7 +126,7 @@ def _same(data: np.ndarray, start: int, end: int, other: int, other_end: int) ->
     if end - start != other_end - other:
         return False
     for k in range(end - start):
-        if data[start + k] != data[other + k]:
+        if at(data, start + k) != at(data, other + k):
             return False
     return True
 
@@ -231,13 +223,13 @@ def line_share_rows(observation: np.ndarray, observed: np.ndarray, lined: np.nda
         find_said(lined, keys, count, order, text, said, said_table, action, restating)
         lengths[:count] = -1
         first = act_said[action]
-        _echoes(joined, length, bounds, text, said, said_blooms, said_gaps, first,
-                first + act_echo[action], restating, lengths)
+        _mark_holders(joined, length, bounds, text, said, said_blooms, said_gaps, first,
+                      first + act_echo[action], False, flags, restating, lengths)
         present[:count] = False
         find_items(lined, keys, count, order, seen, seen_slots, trajectory, present)
         known[:count] = restating[:count] | present[:count]
-        _holders(joined, length, bounds, text, values, value_blooms, value_gaps,
-                 act_values[action], act_values[action + 1], known, flags)
+        _mark_holders(joined, length, bounds, text, values, value_blooms, value_gaps,
+                      act_values[action], act_values[action + 1], True, flags, known, lengths)
         shares[0, row] = restating[:count].sum() / count
         shares[1, row] = known[:count].sum() / count
         valid[0, row] = valid[1, row] = True
