@@ -12,9 +12,9 @@ own algorithm.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from quality.kernel_cache import kernel_jit
 from quality.line_sets import (
     ELEMENTS,
     KEYS,
@@ -29,7 +29,7 @@ from quality.line_sets import (
 from quality.utf8_lines import ALNUM, at, char_start, code_points, decode, find, needle_skips
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel_jit
 def _sort_keys(lined: np.ndarray, keys: np.ndarray, order: np.ndarray, spare: np.ndarray,
                count: int) -> None:
     """order[:count] = the keys' numbers in their bytes' order (sorted(): bottom-up merges)."""
@@ -58,7 +58,7 @@ def _sort_keys(lined: np.ndarray, keys: np.ndarray, order: np.ndarray, spare: np
         width *= 2
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel_jit
 def _join(lined: np.ndarray, keys: np.ndarray, order: np.ndarray, count: int,
           joined: np.ndarray, bounds: np.ndarray) -> int:
     """"\\n".join of the keys in `order` into joined, each line's [start, end) into bounds;
@@ -77,7 +77,7 @@ def _join(lined: np.ndarray, keys: np.ndarray, order: np.ndarray, count: int,
     return pos
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel_jit
 def _mark_holders(joined: np.ndarray, length: int, bounds: np.ndarray, text: np.ndarray,
                   needles: np.ndarray, blooms: np.ndarray, gaps: np.ndarray, first: int,
                   last: int, whole_word: bool, flags: np.ndarray, marked: np.ndarray,
@@ -110,7 +110,7 @@ def _mark_holders(joined: np.ndarray, length: int, bounds: np.ndarray, text: np.
                          found + 1)
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel_jit
 def _skips(text: np.ndarray, spans: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """needle_skips of every span: (blooms, gaps)."""
     blooms = np.zeros(spans.shape[1], np.uint64)
@@ -120,7 +120,7 @@ def _skips(text: np.ndarray, spans: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return blooms, gaps
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel_jit
 def _same(data: np.ndarray, start: int, end: int, other: int, other_end: int) -> bool:
     """data[start:end] == data[other:other_end]."""
     if end - start != other_end - other:
@@ -131,7 +131,7 @@ def _same(data: np.ndarray, start: int, end: int, other: int, other_end: int) ->
     return True
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel_jit
 def _room(observed: np.ndarray, masked: np.ndarray, max_bytes: int) -> tuple[int, int]:
     """(lines, slots) a row's set needs at most: a line per byte of the longest text read
     line by line, and twice that, a power of two."""
@@ -146,7 +146,7 @@ def _room(observed: np.ndarray, masked: np.ndarray, max_bytes: int) -> tuple[int
     return longest + 2, size
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel_jit
 def line_share_rows(observation: np.ndarray, observed: np.ndarray, lined: np.ndarray,
                     masked: np.ndarray, turn: np.ndarray, row_action: np.ndarray,
                     text: np.ndarray, actions: np.ndarray, values: np.ndarray,

@@ -1,0 +1,55 @@
+"""numba's cache of the line-shares kernel follows an edit to any of its source files
+(quality/kernel_cache.py): a loop of quality/line_sets.py cached, then a loop it calls in
+quality/utf8_lines.py edited, and the next process runs the edited code, not the cached."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import REPO_ROOT
+
+from quality.kernel_cache import KERNEL_SOURCES
+
+# _stripped strips the trailing U+3000 (a str.isspace character) after decoding it.
+STRIP = """
+import numpy as np
+from quality.line_sets import _stripped
+from quality.utf8_lines import code_point_flags
+data = np.frombuffer("ab\\u3000".encode(), np.uint8)
+print(*_stripped(data, 0, len(data), code_point_flags()))
+"""
+# The edit: every character decodes as "A", which is no space.
+EDIT = """
+
+@numba.njit
+def decode(data: np.ndarray, start: int) -> tuple[int, int]:
+    return 65, 1
+"""
+
+
+def _strip(root: Path) -> str:
+    """STRIP's output in a new process that imports quality/ from `root` (run there: the
+    working directory comes first on sys.path)."""
+    env = {**os.environ, "PYTHONPATH": str(root),
+           "NUMBA_CACHE_DIR": str(root / "numba-cache")}
+    env.pop("NUMBA_DISABLE_JIT", None)
+    done = subprocess.run([sys.executable, "-c", STRIP], env=env, cwd=root,
+                          capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+def test_an_edit_to_a_called_file_compiles_afresh(tmp_path: Path) -> None:
+    package = tmp_path / "quality"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    for name in (*KERNEL_SOURCES, "kernel_cache.py"):
+        shutil.copy(REPO_ROOT / "quality" / name, package / name)
+    assert _strip(tmp_path) == "0 2"
+    assert any((tmp_path / "numba-cache").rglob("line_sets._stripped-*.nbc"))  # (cached)
+    with open(package / "utf8_lines.py", "a") as source:
+        source.write(EDIT)
+    assert _strip(tmp_path) == "0 5"  # (numba's own key alone: "0 2", the stale loop)
