@@ -12,6 +12,7 @@ own algorithm.
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 from quality.kernel_cache import kernel_jit
@@ -60,10 +61,10 @@ def _sort_keys(lined: np.ndarray, keys: np.ndarray, order: np.ndarray, spare: np
 
 @kernel_jit
 def _join(lined: np.ndarray, keys: np.ndarray, order: np.ndarray, count: int,
-          joined: np.ndarray, bounds: np.ndarray) -> int:
+          joined: np.ndarray, bounds: np.ndarray) -> tuple[int, bool]:
     """"\\n".join of the keys in `order` into joined, each line's [start, end) into bounds;
-    returns the joined length."""
-    pos = 0
+    returns (the joined length, whether it is all ASCII)."""
+    pos, high = 0, 0
     for line in range(count):
         start, end = keys[0, order[line]], keys[1, order[line]]
         if line:
@@ -71,53 +72,84 @@ def _join(lined: np.ndarray, keys: np.ndarray, order: np.ndarray, count: int,
             pos += 1
         bounds[0, line] = pos
         for k in range(start, end):
-            joined[np.uint64(pos + k - start)] = at(lined, k)
+            byte = at(lined, k)
+            joined[np.uint64(pos + k - start)] = byte
+            high |= byte
         pos += end - start
         bounds[1, line] = pos
-    return pos
+    return pos, high < 0x80
+
+
+@numba.njit(inline="always")
+def _holds(joined: np.ndarray, length: int, bounds: np.ndarray, line: int, found: int,
+           size: int, points: int, whole_word: bool, flags: np.ndarray, lengths: np.ndarray
+           ) -> bool:
+    """Does the match of `size` bytes at `found` (in `line`) count: whole_word False, an echo
+    line of `points` code points, at least half the line's (lengths caches the lines' code
+    points, -1 unknown); whole_word True, a value as a whole word (no str.isalnum character
+    right before or after it)."""
+    if whole_word:
+        after = found + size
+        return not (
+            found > 0 and flags[decode(joined, char_start(joined, found - 1))[0]] & ALNUM
+            or after < length and flags[decode(joined, after)[0]] & ALNUM)
+    if lengths[line] < 0:
+        lengths[line] = code_points(joined, bounds[0, line], bounds[1, line], length)
+    return points * 2 >= lengths[line]
 
 
 @kernel_jit
-def _mark_holders(joined: np.ndarray, length: int, bounds: np.ndarray, text: np.ndarray,
-                  needles: np.ndarray, blooms: np.ndarray, gaps: np.ndarray, first: int,
-                  last: int, whole_word: bool, flags: np.ndarray, marked: np.ndarray,
+def _mark_holders(joined: np.ndarray, length: int, ascii: bool, bounds: np.ndarray,
+                  count: int, text: np.ndarray, needles: np.ndarray, blooms: np.ndarray,
+                  gaps: np.ndarray, one_line: np.ndarray, first: int, last: int,
+                  whole_word: bool, flags: np.ndarray, marked: np.ndarray,
                   lengths: np.ndarray) -> None:
-    """marked |= the line holds one of needles[:, first:last] where a match starts
-    (_lines_holding: every match, found with str.find's algorithm), and then:
-    whole_word False, an echo line (said; said[2]: its code points) of at least half the
-    line's length in code points (lengths caches the lines', -1 unknown); whole_word True,
-    a value as a whole word (no str.isalnum character right before or after it)."""
+    """marked |= the line holds one of needles[:, first:last] where a match (_holds) starts
+    (_lines_holding: every match, found with str.find's algorithm). An echo line (said;
+    said[2]: its code points) or a value without "\\n" (one_line) can only match inside a
+    line: it is looked for in each line not marked yet, and an echo line only in lines short
+    enough to count (the line's bytes, a bound on its code points); a value with "\\n" in
+    all of joined, each match walked to its line."""
     for needle in range(first, last):
         start, end = needles[0, needle], needles[1, needle]
-        found = find(joined, length, text, start, end, blooms[needle], gaps[needle], 0)
-        line = 0
-        while found >= 0:
-            while bounds[1, line] < found:
-                line += 1
-            if marked[line]:
-                pass
-            elif whole_word:
-                after = found + end - start
-                marked[line] = not (
-                    found > 0 and flags[decode(joined, char_start(joined, found - 1))[0]] & ALNUM
-                    or after < length and flags[decode(joined, after)[0]] & ALNUM)
-            else:
-                if lengths[line] < 0:
-                    lengths[line] = code_points(joined, bounds[0, line], bounds[1, line],
-                                                length)
-                marked[line] = needles[2, needle] * 2 >= lengths[line]
-            found = find(joined, length, text, start, end, blooms[needle], gaps[needle],
-                         found + 1)
+        size, points = end - start, 0 if whole_word else needles[2, needle]
+        if not one_line[needle]:
+            found = find(joined, length, text, start, end, blooms[needle], gaps[needle], 0)
+            line = 0
+            while found >= 0:
+                while bounds[1, line] < found:
+                    line += 1
+                if not marked[line]:
+                    marked[line] = _holds(joined, length, bounds, line, found, size, points,
+                                          whole_word, flags, lengths)
+                found = find(joined, length, text, start, end, blooms[needle], gaps[needle],
+                             found + 1)
+            continue
+        longest = length if whole_word else 2 * points if ascii else 8 * points
+        for line in range(count):
+            line_start, line_end = bounds[0, line], bounds[1, line]
+            if marked[line] or not size <= line_end - line_start <= longest:
+                continue
+            found = find(joined, line_end, text, start, end, blooms[needle], gaps[needle],
+                         line_start)
+            while found >= 0 and not marked[line]:
+                marked[line] = _holds(joined, length, bounds, line, found, size, points,
+                                      whole_word, flags, lengths)
+                found = find(joined, line_end, text, start, end, blooms[needle],
+                             gaps[needle], found + 1)
 
 
 @kernel_jit
-def _skips(text: np.ndarray, spans: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """needle_skips of every span: (blooms, gaps)."""
+def _skips(text: np.ndarray, spans: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """needle_skips of every span, and whether it holds no "\\n": (blooms, gaps, one_line)."""
     blooms = np.zeros(spans.shape[1], np.uint64)
     gaps = np.zeros(spans.shape[1], np.int64)
+    one_line = np.ones(spans.shape[1], np.bool_)
     for item in range(spans.shape[1]):
         blooms[item], gaps[item] = needle_skips(text, spans[0, item], spans[1, item])
-    return blooms, gaps
+        for k in range(spans[0, item], spans[1, item]):
+            one_line[item] &= at(text, k) != 10
+    return blooms, gaps, one_line
 
 
 @kernel_jit
@@ -176,8 +208,8 @@ def line_share_rows(observation: np.ndarray, observed: np.ndarray, lined: np.nda
         for value in range(act_values[action], act_values[action + 1]):
             for k in range(values[0, value], values[1, value]):
                 act_multi[action] |= text[k] == 10
-    said_blooms, said_gaps = _skips(text, said)
-    value_blooms, value_gaps = _skips(text, values)
+    said_blooms, said_gaps, said_one_line = _skips(text, said)
+    value_blooms, value_gaps, value_one_line = _skips(text, values)
     stamp, trajectory, seen_count, have_before = 0, 0, 0, False
     count, elements, last_start, last_end = 0, 0, 0, -1
     for row in range(rows):
@@ -219,17 +251,19 @@ def line_share_rows(observation: np.ndarray, observed: np.ndarray, lined: np.nda
         else:
             for line in range(count):
                 order[line] = line
-        length = _join(lined, keys, order, count, joined, bounds)
+        length, ascii = _join(lined, keys, order, count, joined, bounds)
         find_said(lined, keys, count, order, text, said, said_table, action, restating)
         lengths[:count] = -1
         first = act_said[action]
-        _mark_holders(joined, length, bounds, text, said, said_blooms, said_gaps, first,
-                      first + act_echo[action], False, flags, restating, lengths)
+        _mark_holders(joined, length, ascii, bounds, count, text, said, said_blooms,
+                      said_gaps, said_one_line, first, first + act_echo[action], False, flags,
+                      restating, lengths)
         present[:count] = False
         find_items(lined, keys, count, order, seen, seen_slots, trajectory, present)
         known[:count] = restating[:count] | present[:count]
-        _mark_holders(joined, length, bounds, text, values, value_blooms, value_gaps,
-                      act_values[action], act_values[action + 1], True, flags, known, lengths)
+        _mark_holders(joined, length, ascii, bounds, count, text, values, value_blooms,
+                      value_gaps, value_one_line, act_values[action], act_values[action + 1],
+                      True, flags, known, lengths)
         shares[0, row] = restating[:count].sum() / count
         shares[1, row] = known[:count].sum() / count
         valid[0, row] = valid[1, row] = True
