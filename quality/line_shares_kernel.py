@@ -7,7 +7,8 @@ previous row's element lines, the trajectory's seen keys and the actions' lines 
 sets of byte spans (quality/line_sets.py). A row's keys are then joined by "\\n" in a
 scratch buffer, as the definition joins them (sorted by bytes, which is str's order, when a
 value holds a line break), and each echo line and value is looked for there with str.find's
-own algorithm.
+own algorithm: line by line where it cannot span two lines, in the lines where a match can
+still change the answer.
 """
 
 from __future__ import annotations

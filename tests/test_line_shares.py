@@ -32,6 +32,8 @@ from quality.utf8_lines import (
     WORD,
     byte_classes,
     code_point_flags,
+    find,
+    needle_skips,
 )
 
 SHARED = REPO_ROOT.parent / "shared"
@@ -77,6 +79,21 @@ def test_byte_classes() -> None:
         assert bool(classes[b] & BLANK) == char.isspace()
         assert bool(classes[b] & WORD) == (char.isalnum() or char == "_")
     assert all(classes[b] & CONTENT for b in range(128, 256))
+
+
+def test_find_is_bytes_find() -> None:
+    """find (every match from every start, the haystack cut short) against bytes.find."""
+    rng = random.Random(5)
+    for _ in range(300):
+        hay = bytes(rng.choice(b"abc\n") for _ in range(rng.randrange(40)))
+        needle = bytes(rng.choice(b"abc\n") for _ in range(rng.randrange(1, 5)))
+        text = np.frombuffer(b"xy" + needle, np.uint8)
+        bloom, skip = needle_skips(text, 2, len(text))
+        data = np.frombuffer(hay + b"zz", np.uint8)  # (the data goes on past `end`)
+        end = rng.randrange(len(hay) + 1)
+        for first in range(end + 1):
+            assert find(data, end, text, 2, len(text), bloom, skip, first) == \
+                hay[:end].find(needle, first), (hay, needle, end, first)
 
 
 EDGE_OBSERVATIONS = [
