@@ -50,6 +50,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from quality import patterns
+from quality.action_echo import ascii_action_echoes
 from quality.batches import run_numbers, trajectory_batches
 from quality.corpus_columns import (
     SIGNATURE_COLUMNS,
@@ -278,6 +279,7 @@ def _batch_inputs(batch: pa.Table, traj_offset: int, config: FeatureConfig,
     columns["short_max_jaccard"] = pa.array(best_short, pa.float64(), from_pandas=True)
     columns["long_max_jaccard"] = pa.array(best_long, pa.float64(), from_pandas=True)
     columns.update(_previous_turn(batch, sets["obs_shingles"], turn))
+    columns["ascii_echo"] = ascii_action_echoes(batch["action"], batch["observation"])
     inputs = batch
     for name, column in columns.items():
         inputs = inputs.append_column(name, column)

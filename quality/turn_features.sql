@@ -10,6 +10,8 @@
 --   short_max_jaccard  exact best Jaccard with an earlier small observation (max_jaccard.py);
 --   long_max_jaccard   MinHash estimate of it for pairs with a large one (max_jaccard.py);
 --   obs_chars       the observation's length in characters (code points, as length());
+--   ascii_echo      action_in_observation where the action and the observation are ASCII,
+--                   NULL elsewhere (quality/action_echo.py: lower() copies every text);
 --   prev_obs_shingles, prev_obs_chars  obs_shingles and the observation's length of the
 --                   previous turn of the trajectory (NULL on its first turn): the rows come in
 --                   trajectory and turn order, so they are the previous row's, taken in numpy
@@ -147,8 +149,13 @@ SELECT
     obs_chars / nullif(action_chars, 0) AS length_ratio_action,
     -- the action (2+ characters, stripped) appears verbatim in the observation: a terminal
     -- echoing the command line, where a short command has no 3-gram to match
+    -- (ascii_echo: the same test, made before the query where both texts are ASCII)
     length(trim(action, ' ' || chr(9) || chr(10) || chr(13))) >= 2
-        AND contains(lower(observation), lower(trim(action, ' ' || chr(9) || chr(10) || chr(13))))
+        AND CASE WHEN ascii_echo IS NULL
+                 THEN contains(lower(observation),
+                               lower(trim(action, ' ' || chr(9) || chr(10) || chr(13))))
+                 ELSE ascii_echo
+            END
         AS action_in_observation,
     error_source IS NOT NULL AS is_error,
     error_source,
