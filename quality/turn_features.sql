@@ -52,8 +52,7 @@ checked AS (
         -- patterns are written once in the query: DuckDB compiles every regexp of a query
         -- again for each query and thread, which cost about as much as running them.
         -- (In a WHEN, where DuckDB evaluates each format's patterns on that format's rows
-        -- only; as a value it would run every pattern on every row. `found` runs one regexp
-        -- a row, the generic patterns and its format's together: quality/turn_sql.py.)
+        -- only; as a value it would run every pattern on every row.)
         CASE WHEN NOT coalesce(is_error, false) AND exit_code IS NULL THEN head_tail
              ELSE regexp_extract(passed_bare, '^[^\n]*') || chr(10)
                   || regexp_extract(passed_bare, '[^\n]*$')

@@ -33,23 +33,18 @@ def connect(threads: int, memory_limit: str) -> duckdb.DuckDBPyConnection:
     return con
 
 
-def error_checks(column: str) -> str:
-    """A SQL expression: any error pattern of the row's observation format found in `column`
-    of `t`. One regexp a row, the generic patterns and its format's in one alternation: a
-    pass over the text costs about the same for one pattern as for forty, and a second
-    regexp for a format's rows was a second pass over them (DuckDB evaluates a WHEN's value on
-    that WHEN's rows only)."""
-    def matches(regexes: tuple[str, ...]) -> str:
-        return f"regexp_matches(t.{column}, {sql_literal(patterns.any_of(regexes))})"
-
-    generic = patterns.GENERIC_ERRORS + patterns.REFUSALS
-    formats = "".join(f"\n    WHEN {sql_literal(fmt)} THEN {matches(generic + extra)}"
-                      for fmt, extra in sorted(patterns.FORMAT_ERRORS.items()))
-    return f"CASE t.observation_format{formats}\n    ELSE {matches(generic)} END"
-
-
 def render_turn_sql(head_tail_chars: int) -> str:
     """turn_features.sql with the error and empty-output patterns of quality/patterns.py."""
+    def checks(column: str) -> str:
+        """Any error pattern of the observation's format found in `column`."""
+        def matches(regexes: tuple[str, ...]) -> str:
+            return f"regexp_matches(t.{column}, {sql_literal(patterns.any_of(regexes))})"
+
+        found = [matches(patterns.GENERIC_ERRORS + patterns.REFUSALS)]
+        for fmt, extra in sorted(patterns.FORMAT_ERRORS.items()):
+            found.append(f"(t.observation_format = {sql_literal(fmt)} AND {matches(extra)})")
+        return "\n                OR ".join(found)
+
     wrappers = sql_literal(patterns.any_of(patterns.EMPTY_OUTPUT_WRAPPERS))
     errors = sql_literal(patterns.any_of(patterns.GENERIC_ERRORS + patterns.REFUSALS))
     success = sql_literal(patterns.SUCCESS_LAST_LINE)
@@ -61,7 +56,7 @@ def render_turn_sql(head_tail_chars: int) -> str:
         f"(regexp_matches(t.{line}, {success}) AND NOT regexp_matches(t.{line}, {errors}))"
         for line in ("last_line", "first_line"))
     return (load_sql(__file__, "turn_features.sql")
-            .replace("{error_text}", error_checks("scanned"))
+            .replace("{error_text}", checks("scanned"))
             .replace("{output_status}", sql_literal(patterns.OUTPUT_STATUS))
             .replace("{recovered}", f"({recovered})")
             .replace("{trailing_prompts}", sql_literal(patterns.TRAILING_PROMPTS))
