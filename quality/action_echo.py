@@ -5,7 +5,10 @@ turn_features.sql asks whether the stripped action appears in the observation, c
 observation whole to answer that (about 0.6 of the query's 5 CPU s per 148k turns). For a text
 of ASCII characters only, lower() maps `A`-`Z` to `a`-`z` and nothing else, so a scan of the
 bytes that compares them lowered on the fly gives the same answer without a copy; a row with a
-non-ASCII byte (or a null) is left to the query (None here).
+non-ASCII byte (or a null) is left to the query (None here). The scan compares at most
+`_WORK_PER_BYTE` bytes per observation byte (plus a constant); a row that would need more (a
+long action of repeated characters in an observation of them, where a plain scan is quadratic)
+is left to the query too, so the cost stays linear in the text.
 
     ascii_action_echoes(actions, observations) -> pa.BooleanArray  (None: not decided here)
 """
@@ -17,6 +20,8 @@ import numpy as np
 import pyarrow as pa
 
 from quality.text_pool import string_buffers
+
+_WORK_PER_BYTE = 16  # byte comparisons allowed per observation byte before the query decides
 
 
 def ascii_action_echoes(actions: pa.ChunkedArray | pa.Array,
@@ -57,7 +62,7 @@ def _stripped(b: np.uint8) -> bool:
 def _echoes(a_data: np.ndarray, a_offsets: np.ndarray, o_data: np.ndarray,
             o_offsets: np.ndarray, found: np.ndarray) -> None:
     """found[k]: 1 if row k's stripped action is in its observation (ASCII case aside), 0 if
-    not, -1 if either text has a byte over 0x7F."""
+    not, -1 if either text has a byte over 0x7F or the scan ran out of work (`_contains`)."""
     for k in range(len(found)):
         action = a_data[a_offsets[k]:a_offsets[k + 1]]
         observation = o_data[o_offsets[k]:o_offsets[k + 1]]
@@ -74,15 +79,17 @@ def _echoes(a_data: np.ndarray, a_offsets: np.ndarray, o_data: np.ndarray,
             lo += 1
         while hi > lo and _stripped(action[hi - 1]):
             hi -= 1
-        found[k] = 1 if _contains(observation, action[lo:hi]) else 0
+        found[k] = _contains(observation, action[lo:hi])
 
 
 @numba.njit(cache=True, nogil=True)
-def _contains(text: np.ndarray, needle: np.ndarray) -> bool:
-    """Whether `text` holds `needle`, both lowered (the empty text is in every text)."""
+def _contains(text: np.ndarray, needle: np.ndarray) -> int:
+    """1 if `text` holds `needle` (ASCII case aside; the empty text is in every text), 0 if not,
+    -1 once more than `_WORK_PER_BYTE` comparisons a byte of `text` were spent."""
     m = len(needle)
     if m == 0:
-        return True
+        return 1
+    budget = _WORK_PER_BYTE * len(text) + 4096
     first = _lower(needle[0])
     # the first byte as either case (the same byte twice where it is no letter)
     other = first - np.uint8(32) if np.uint8(first - np.uint8(97)) < np.uint8(26) else first
@@ -94,5 +101,8 @@ def _contains(text: np.ndarray, needle: np.ndarray) -> bool:
         while j < m and _lower(text[i + j]) == _lower(needle[j]):
             j += 1
         if j == m:
-            return True
-    return False
+            return 1
+        budget -= j
+        if budget < 0:
+            return -1
+    return 0

@@ -66,6 +66,17 @@ def test_random_ascii_texts_and_chunks() -> None:
     assert sliced == got[5:105]
 
 
+def test_a_quadratic_row_is_left_to_the_query() -> None:
+    """An action of 5,000 `a` and a `b` in 200,000 `a`: a plain scan would compare ~10^9 bytes;
+    the row comes back undecided (the query answers it), a cheap row beside it does not."""
+    actions = ["a" * 5000 + "b", "a" * 5000]
+    observations = ["a" * 200_000, "a" * 200_000]
+    got = ascii_action_echoes(pa.array(actions, pa.large_string()),
+                              pa.array(observations, pa.large_string())).to_pylist()
+    assert got == [None, True]
+    assert _duckdb(actions, observations) == [False, True]
+
+
 def test_empty() -> None:
     assert len(ascii_action_echoes(pa.array([], pa.large_string()),
                                    pa.array([], pa.large_string()))) == 0
