@@ -31,7 +31,7 @@ import pyarrow.parquet as pq
 from quality import patterns
 from quality.corpus_frequency import corpus_frequency
 from quality.domain_order import DomainOrder
-from quality.observation_sets import common_words
+from quality.observation_sets import common_words, sampled_texts
 from quality.shingles import word_hashes
 from quality.signature_windows import check_staged_rows, domain_windows
 from sources.storage import COMPRESSION, atomic_path
@@ -78,7 +78,9 @@ def domain_common_words(turns_paths: Sequence[Path], order: DomainOrder,
         texts.append(_observations(Path(path), local))
         where.append(positions[local])
     ordered = np.argsort(np.concatenate(where), kind="stable")
-    observations = (pa.concat_arrays(texts).take(pa.array(ordered)) if texts
+    # only the texts common_words counts are tokenised (of the sample's ~4-6k, 4,096)
+    counted = sampled_texts(len(ordered), config.common_min_observations)
+    observations = (pa.concat_arrays(texts).take(pa.array(ordered[counted])) if texts
                     else pa.array([], pa.large_string()))
     normalised = patterns.normalise_protocol_ids(pl.Series("text", observations))
     words, offsets = word_hashes(normalised, config.shingles.tokens, config.shingles.mask_ids)

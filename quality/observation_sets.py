@@ -67,23 +67,28 @@ def word_counts(hashes: np.ndarray, offsets: np.ndarray, row_trajectory: np.ndar
     return dict(zip(_WORD_COUNTS, counts[:3], strict=True))
 
 
+def sampled_texts(n: int, min_texts: int = 50, sample: int = 4096) -> np.ndarray:
+    """The texts `common_words` counts, of n: an evenly spaced sample of at most `sample`
+    (indices, sorted); none when there are fewer than `min_texts` to tell common words from
+    repeated ones. A caller may tokenise only these (`common_words` of them alone picks them
+    all: the spacing of n' <= sample texts is every text)."""
+    if n < min_texts:
+        return np.zeros(0, dtype=np.int64)
+    return np.unique(np.linspace(0, n - 1, num=min(n, sample)).astype(np.int64))
+
+
 def common_words(hashes: np.ndarray, offsets: np.ndarray, min_share: float,
                  min_texts: int = 50, sample: int = 4096) -> np.ndarray:
-    """Words on at least `min_share` of the texts (of an evenly spaced sample of at most
-    `sample` of them); none when there are fewer than `min_texts` texts to tell common words
-    from repeated ones."""
-    n = len(offsets) - 1
-    if n < min_texts:
-        return np.zeros(0, dtype=np.uint64)
-    picked = np.unique(np.linspace(0, n - 1, num=min(n, sample)).astype(np.int64))
+    """Words on at least `min_share` of the texts (of `sampled_texts`) that have words, sorted;
+    none when there are fewer than `min_texts` texts."""
+    picked = sampled_texts(len(offsets) - 1, min_texts, sample)
     counts = np.diff(offsets)[picked]
     if not len(picked) or counts.sum() == 0:
         return np.zeros(0, dtype=np.uint64)
-    # each picked text's distinct words (small sorts in one numba loop: 4,096 np.unique calls
-    # cost 1.7x the CPU), then in how many texts each one is; sorted output
-    distinct = _distinct_per_text(hashes, np.asarray(offsets, np.int64), picked)
-    words, texts_with = np.unique(distinct, return_counts=True)
-    return words[texts_with >= min_share * np.count_nonzero(counts)]
+    need = min_share * np.count_nonzero(counts)
+    words, texts_with = _frequent(np.ascontiguousarray(hashes, np.uint64),
+                                  np.asarray(offsets, np.int64), picked, need)
+    return np.sort(words[texts_with >= need])
 
 
 @numba.njit(cache=True)
@@ -184,18 +189,95 @@ def _walk(hashes, offsets, flagged, row_trajectory, words, chrome_min):
     return counts, pair_rows[:n_pairs], pair_groups[:n_pairs]
 
 
-@numba.njit(cache=True)
-def _distinct_per_text(hashes, offsets, picked):
-    """The distinct hashes of each picked text, text after text (each sorted)."""
-    total = 0
-    for k in picked:
-        total += offsets[k + 1] - offsets[k]
-    out = np.empty(total, hashes.dtype)
-    end = 0
-    for k in picked:
-        words = np.sort(hashes[offsets[k]:offsets[k + 1]])
-        for i in range(len(words)):
-            if i == 0 or words[i] != words[i - 1]:
-                out[end] = words[i]
-                end += 1
-    return out[:end]
+_BUCKET_BITS = 18  # counters of `_frequent`'s first pass (1 MB: in cache, unlike a table of
+# every distinct word of 4,096 observations, up to a million, whose misses cost more than a sort)
+
+
+@numba.njit(cache=True, nogil=True)
+def _frequent(hashes, offsets, picked, need):
+    """Each hash that may be in `need` or more of the picked texts (every one that is, and
+    some that are not), and in how many of them it is (twice in one text counts once).
+
+    Two passes: occurrences counted per bucket of the hash (a word's texts are at most its
+    occurrences, at most its bucket's count), then an exact count of the hashes in the
+    buckets that reach `need`: the few common words and what shares their buckets."""
+    buckets = np.zeros(1 << _BUCKET_BITS, np.uint32)
+    for k in range(len(picked)):
+        for j in range(offsets[picked[k]], offsets[picked[k] + 1]):
+            buckets[first_slot(hashes[j], _BUCKET_BITS)] += 1
+    return _texts_with(hashes, offsets, picked, buckets >= need)
+
+
+@numba.njit(cache=True, nogil=True)
+def _texts_with(hashes, offsets, picked, wanted):
+    """Each distinct hash of the picked texts whose bucket (`first_slot`, _BUCKET_BITS) is
+    `wanted`, in order of first sight, and in how many of the texts it is: an
+    open-addressing table of the full 64-bit hashes (quality/hash_slots.py), doubled when
+    half full (here, between calls of the counting loop: arrays reassigned inside a loop
+    cost numba a reference count update per pass, 5x the loop's time)."""
+    table, bits = empty_table(1 << 12)
+    keys = np.empty(len(table) // 2, np.uint64)
+    texts = np.empty(len(table) // 2, np.int64)
+    last = np.empty(len(table) // 2, np.int64)  # the last text that had it
+    n, k, j = _count_texts(hashes, offsets, picked, wanted, table, bits, keys, texts, last,
+                           0, 0, offsets[picked[0]] if len(picked) else 0)
+    while k < len(picked):  # stopped at a new hash, the table half full
+        table, bits = _doubled(table, bits, keys, n)
+        keys = _grown(keys, len(table) // 2)
+        texts = _grown(texts, len(table) // 2)
+        last = _grown(last, len(table) // 2)
+        n, k, j = _count_texts(hashes, offsets, picked, wanted, table, bits, keys, texts,
+                               last, n, k, j)
+    return keys[:n], texts[:n]
+
+
+@numba.njit(cache=True, nogil=True)
+def _count_texts(hashes, offsets, picked, wanted, table, bits, keys, texts, last, n, k, j):
+    """`_texts_with`'s count from word j of picked text k on; returns the entries, and where
+    it stopped: (n, len(picked), _) at the end, else before a new hash that would fill the
+    table past half."""
+    while k < len(picked):
+        while j < offsets[picked[k] + 1]:
+            key = hashes[j]
+            if wanted[first_slot(key, _BUCKET_BITS)]:
+                slot = first_slot(key, bits)
+                while table[slot] >= 0 and keys[table[slot]] != key:
+                    slot = (slot + 1) & (len(table) - 1)
+                g = table[slot]
+                if g < 0:
+                    if 2 * (n + 1) > len(table):
+                        return n, k, j
+                    g = n
+                    n += 1
+                    table[slot] = g
+                    keys[g] = key
+                    texts[g] = 0
+                    last[g] = -1
+                if last[g] != k:
+                    last[g] = k
+                    texts[g] += 1
+            j += 1
+        k += 1
+        if k < len(picked):
+            j = offsets[picked[k]]
+    return n, k, j
+
+
+@numba.njit(cache=True, nogil=True)
+def _doubled(table, bits, keys, n):
+    """A table of twice the slots holding entries 0..n-1 (their keys in `keys`)."""
+    bigger, more = empty_table(len(table))
+    for g in range(n):
+        slot = first_slot(keys[g], more)
+        while bigger[slot] >= 0:
+            slot = (slot + 1) & (len(bigger) - 1)
+        bigger[slot] = g
+    return bigger, more
+
+
+@numba.njit(cache=True, nogil=True)
+def _grown(values, size):
+    """`values` copied into an array of `size` entries (the rest unset)."""
+    out = np.empty(size, values.dtype)
+    out[:len(values)] = values
+    return out

@@ -70,3 +70,45 @@ def test_no_turns_no_counts():
     got.update(observation_sets.word_counts(empty, np.zeros(1, np.int64),
                                             np.zeros(0, np.int64), empty, 5))
     assert all(len(values) == 0 for values in got.values())
+
+
+@pytest.mark.parametrize(("n_texts", "vocabulary"), [(0, 10), (1, 10), (300, 50), (3000, 60_000)])
+def test_texts_with_counts_each_hash_once_per_text(n_texts, vocabulary):
+    """The compiled table of common_words against a plain count over the picked texts: every
+    distinct hash once, in how many texts it is; a vocabulary past the first table's 4,096
+    entries makes it double (several times), hash 0 and the top hash included."""
+    rng = np.random.default_rng(n_texts)
+    offsets = np.r_[0, np.cumsum(rng.integers(0, 40, size=n_texts))].astype(np.int64)
+    words = rng.integers(0, vocabulary, size=int(offsets[-1])).astype(np.uint64)
+    hashes = np.where(words == 1, np.uint64(2**64 - 1), words * np.uint64(0x9E3779B97F4A7C15))
+    picked = np.arange(0, n_texts, 2, dtype=np.int64)
+    every = np.ones(1 << observation_sets._BUCKET_BITS, np.bool_)
+    keys, texts = observation_sets._texts_with(hashes, offsets, picked, every)
+    expected = _texts_of(hashes, offsets, picked)
+    assert dict(zip(keys.tolist(), texts.tolist(), strict=True)) == expected
+    assert len(keys) == len(expected)
+
+
+@pytest.mark.parametrize("need", [0.5, 3, 40, 10_000])
+def test_frequent_keeps_every_hash_in_enough_texts(need):
+    """`_frequent`'s bucket pass drops no hash that is in `need` or more texts (Zipf words,
+    each in many texts or few), and its counts are exact."""
+    rng = np.random.default_rng(7)
+    offsets = np.r_[0, np.cumsum(rng.integers(0, 60, size=2000))].astype(np.int64)
+    hashes = rng.zipf(1.3, size=int(offsets[-1])).astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    picked = np.arange(0, 2000, 3, dtype=np.int64)
+    keys, texts = observation_sets._frequent(hashes, offsets, picked, need)
+    expected = _texts_of(hashes, offsets, picked)
+    got = dict(zip(keys.tolist(), texts.tolist(), strict=True))
+    assert all(expected[h] == c for h, c in got.items())
+    assert {h for h, c in expected.items() if c >= need} <= set(got)
+    assert len(got) < len(expected) or need < 1
+
+
+def _texts_of(hashes, offsets, picked):
+    """Per distinct hash of the picked texts, in how many of them it is."""
+    expected: dict[int, int] = {}
+    for k in picked:
+        for h in set(hashes[offsets[k]:offsets[k + 1]].tolist()):
+            expected[h] = expected.get(h, 0) + 1
+    return expected
