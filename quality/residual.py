@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 import numba
 import numpy as np
-import polars as pl
 
+from quality.hash_slots import first_slot
 from quality.minhash import MinHashConfig, signatures, split_signatures
 from quality.shingles import Shingled, grams_at, per_shingle, shingle_words
 
@@ -41,12 +41,9 @@ def residual_shingles(words: np.ndarray, word_offsets: np.ndarray, n: int,
                       observation: Shingled, ngram: int) -> Residual:
     """`words`/`word_offsets`: the word hashes of a batch's n actions, then its n
     observations; `observation`: the observations' shingles (shingle_words of those words)."""
-    keys = _turn_keys(np.ascontiguousarray(words, dtype=np.uint64),
-                      np.ascontiguousarray(word_offsets, dtype=np.int64), n)
+    in_action, taken_before = _taken(np.ascontiguousarray(words, dtype=np.uint64),
+                                     np.ascontiguousarray(word_offsets, dtype=np.int64), n)
     split = int(word_offsets[n])
-    action_keys = pl.Series(keys[:split]).implode()
-    in_action = pl.Series(keys[split:]).is_in(action_keys).to_numpy()
-    taken_before = _running_count(in_action)  # words taken out before
     offsets = word_offsets[n:] - split
     taken = np.diff(taken_before[offsets])
     total = np.diff(offsets)
@@ -58,25 +55,58 @@ def residual_shingles(words: np.ndarray, word_offsets: np.ndarray, n: int,
 
 
 @numba.njit(cache=True, nogil=True)
-def _turn_keys(words: np.ndarray, word_offsets: np.ndarray, n: int) -> np.ndarray:
-    """Each word's hash salted with its turn (text t of 2n is turn t mod n: an action's words
-    and its observation's get the same salt), so one set lookup matches within a turn."""
-    keys = np.empty(len(words), dtype=np.uint64)
-    for t in range(len(word_offsets) - 1):
-        salt = np.uint64(t % max(n, 1)) * np.uint64(0x9E3779B97F4A7C15)
-        for k in range(word_offsets[t], word_offsets[t + 1]):
-            keys[k] = words[k] ^ salt
-    return keys
+def _taken(words: np.ndarray, word_offsets: np.ndarray, n: int
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """Per word of the observations (texts n..2n-1 of `word_offsets`): whether its turn's
+    action (text t - n) has it; and how many such words come before each position (and in
+    all, at the end). Each action's words go into a small table that the observation
+    probes (in cache; a polars `is_in` of every observation word, salted by its turn,
+    against all the batch's action words cost 4x the CPU)."""
+    split = word_offsets[n]
+    in_action = np.zeros(word_offsets[2 * n] - split, dtype=np.bool_)
+    taken_before = np.zeros(len(in_action) + 1, dtype=np.int64)
+    largest = 1
+    for r in range(n):
+        largest = max(largest, word_offsets[r + 1] - word_offsets[r])
+    keys = np.empty(1 << _bits_for(largest), dtype=np.uint64)
+    turn_of = np.full(len(keys), -1, dtype=np.int64)  # the turn whose key a slot holds
+    taken = 0
+    for r in range(n):
+        bits = _bits_for(word_offsets[r + 1] - word_offsets[r])
+        for j in range(word_offsets[r], word_offsets[r + 1]):
+            _probe(keys, turn_of, words[j], r, bits, True)
+        for j in range(word_offsets[n + r], word_offsets[n + r + 1]):
+            if word_offsets[r + 1] > word_offsets[r] and _probe(keys, turn_of, words[j], r,
+                                                                bits, False):
+                in_action[j - split] = True
+                taken += 1
+            taken_before[j - split + 1] = taken
+    return in_action, taken_before
 
 
-@numba.njit(cache=True, nogil=True)
-def _running_count(flags: np.ndarray) -> np.ndarray:
-    """Flags set before each position, and in all (numpy's cumsum of bools is 3-4x slower)."""
-    counts = np.empty(len(flags) + 1, dtype=np.int64)
-    counts[0] = 0
-    for k in range(len(flags)):
-        counts[k + 1] = counts[k] + (1 if flags[k] else 0)
-    return counts
+@numba.njit(cache=True, nogil=True, inline="always")
+def _probe(keys: np.ndarray, turn_of: np.ndarray, key: np.uint64, turn: int, bits: int,
+           insert: bool) -> bool:
+    """Whether turn `turn`'s part of the table (its first 2^bits slots, slots of other
+    turns counting as empty) holds `key`; put it there if `insert`."""
+    slot = first_slot(key, bits)
+    while turn_of[slot] == turn:
+        if keys[slot] == key:
+            return True
+        slot = (slot + 1) & ((1 << bits) - 1)
+    if insert:
+        keys[slot] = key
+        turn_of[slot] = turn
+    return False
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _bits_for(entries: int) -> int:
+    """log2 of a table's slots for `entries` keys: at least twice as many, 16 at least."""
+    bits = 4
+    while (1 << bits) < 2 * entries:
+        bits += 1
+    return bits
 
 
 def _kept_shingles(observation: Shingled, offsets: np.ndarray, taken_before: np.ndarray,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from quality import residual as residual_module
 from quality.minhash import MinHashConfig, signatures
 from quality.residual import observation_signatures, residual_shingles
 from quality.shingles import Shingled, shingle_words
@@ -56,3 +57,23 @@ def test_shingled_keep_keeps_each_texts_flagged_hashes():
     shingled = Shingled(np.arange(6, dtype=np.uint64), np.array([0, 2, 2, 6]))
     kept = shingled.keep(np.array([True, False, True, True, False, True]))
     assert kept.hashes.tolist() == [0, 2, 3, 5] and kept.offsets.tolist() == [0, 1, 1, 4]
+
+
+def test_taken_is_each_observation_word_in_its_own_action():
+    """The compiled membership test against a plain one: per observation word, whether its
+    turn's action has it (never another turn's), and the running count; empty actions and
+    observations, actions past the smallest table's 8 words, a hash equal to another turn's."""
+    rng = np.random.default_rng(3)
+    n = 300
+    lengths = rng.integers(0, 40, size=2 * n)
+    lengths[:10] = 0  # actions without words
+    lengths[n + 10:n + 20] = 0  # observations without words
+    vocabulary = rng.integers(0, 2**64, size=60, dtype=np.uint64)
+    words = vocabulary[rng.integers(0, 60, size=int(lengths.sum()))]
+    offsets = np.r_[0, np.cumsum(lengths)].astype(np.int64)
+    in_action, taken_before = residual_module._taken(words, offsets, n)
+    expected = [w in set(words[offsets[r]:offsets[r + 1]].tolist())
+                for r in range(n) for w in words[offsets[n + r]:offsets[n + r + 1]].tolist()]
+    assert in_action.tolist() == expected
+    assert taken_before.tolist() == np.r_[0, np.cumsum(expected)].tolist()
+    assert 0 < sum(expected) < len(expected)
