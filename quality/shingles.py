@@ -41,7 +41,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from quality.text_pool import lowered_texts
+from quality.text_pool import lowered_pool
 from quality.word_split import split_words
 
 Tokens = Literal["whitespace", "words"]
@@ -142,10 +142,10 @@ def laid_out_word_hashes(columns: Sequence[pa.Array | pa.ChunkedArray],
     """`word_hashes` of n_texts texts taken from several columns: row r of columns[c] is text
     slots[c][r] (quality/text_pool.py lowercases them into one buffer in that order, a
     compiled scan splits them: quality/word_split.py; polars hashes the words)."""
-    data, offsets = lowered_texts(columns, slots, n_texts)
+    pool = lowered_pool(columns, slots, n_texts)
     single = [c for c in _SEPARATORS[tokens] if len(c) == 1]  # (the escapes: a flag)
-    words, word_offsets, id_like = split_words(data, offsets, single, tokens == "words",
-                                                 mask_ids)
+    words, word_offsets, id_like = split_words(pool.data, pool.offsets, single,
+                                               tokens == "words", mask_ids, pool)
     hashes = pl.Series(words).hash(seed=_WORD_HASH_SEED).to_numpy()
     if mask_ids:
         hashes = np.where(id_like, _ID_PLACEHOLDER, hashes)

@@ -20,6 +20,7 @@ A null text is the empty text, as `fill_null("")` made it.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -32,16 +33,41 @@ def lowered_texts(columns: Sequence[pa.Array | pa.ChunkedArray], slots: Sequence
                   n_texts: int) -> tuple[np.ndarray, np.ndarray]:
     """The UTF-8 bytes of the texts, lowercased, and each text's offsets into them (int64,
     n_texts + 1): row r of columns[c] is text slots[c][r]; every text slot is filled once."""
+    pool = lowered_pool(columns, slots, n_texts)
+    return pool.data, pool.offsets
+
+
+class LoweredTexts(NamedTuple):
+    """`lowered_texts`' bytes and offsets; the same bytes as little-endian uint64 words
+    zero-padded by two words and more (`data` is a view of them: the word split reads any 16
+    bytes from a position up to the end with aligned loads); per text, whether its source
+    had a byte over 0x7F (every other text is ASCII)."""
+
+    data: np.ndarray
+    offsets: np.ndarray
+    packed: np.ndarray
+    other: np.ndarray
+
+
+def lowered_pool(columns: Sequence[pa.Array | pa.ChunkedArray], slots: Sequence[np.ndarray],
+                 n_texts: int) -> LoweredTexts:
+    """`lowered_texts`, with what the word split would otherwise compute again from the bytes
+    (a padded copy of them, and a pass to tell the ASCII texts)."""
     parts = [_Column.of(column, np.asarray(slot, dtype=np.int64))
              for column, slot in zip(columns, slots, strict=True)]
     lengths = np.zeros(n_texts, dtype=np.int64)
+    other = np.zeros(n_texts, dtype=np.bool_)
     for part in parts:
         lengths[part.slots] = np.diff(part.offsets)
+        other[part.slots] = part.other
         if part.lowered is not None:
             lengths[part.slots[part.other]] = np.diff(part.lowered[1])
     offsets = np.zeros(n_texts + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    out = np.empty(int(offsets[-1]), dtype=np.uint8)
+    size = int(offsets[-1])
+    packed = np.empty(size // 8 + 3, dtype=np.uint64)
+    packed[size // 8:] = 0  # (the bytes past the texts; the copies fill the rest)
+    out = packed.view(np.uint8)[:size]
     for part in parts:
         ascii_rows = np.flatnonzero(~part.other)
         _copy_rows(part.data, part.offsets, ascii_rows, offsets[part.slots[ascii_rows]],
@@ -50,7 +76,7 @@ def lowered_texts(columns: Sequence[pa.Array | pa.ChunkedArray], slots: Sequence
             data, lowered_offsets = part.lowered
             _copy_rows(data, lowered_offsets, np.arange(len(lowered_offsets) - 1),
                        offsets[part.slots[part.other]], False, out)
-    return out, offsets
+    return LoweredTexts(out, offsets, packed, other)
 
 
 class _Column:

@@ -32,7 +32,7 @@ import numba
 import numpy as np
 import pyarrow as pa
 
-from quality.text_pool import non_ascii_rows
+from quality.text_pool import LoweredTexts, non_ascii_rows
 from quality.volatile import DIGITS, ID_MIN_CHARS
 
 _BACKSLASH = 0x5C
@@ -45,11 +45,14 @@ if DIGITS != list("0123456789"):
 
 
 def split_words(data: np.ndarray, offsets: np.ndarray, separators: list[str],
-                json_escapes: bool, identifiers: bool = True
-                ) -> tuple[pa.Array, np.ndarray, np.ndarray]:
+                json_escapes: bool, identifiers: bool = True,
+                pool: LoweredTexts | None = None) -> tuple[pa.Array, np.ndarray, np.ndarray]:
     """The words of the texts (lowercased UTF-8 `data`, text t at data[offsets[t]:offsets[t+1]])
     in text order, each text's offsets into them (int64, len(texts) + 1), and per word whether
-    it is identifier-like (if `identifiers`; else an empty array)."""
+    it is identifier-like (if `identifiers`; else an empty array). `pool`: `data` and
+    `offsets` as quality/text_pool.py laid them out, whose padded words and non-ASCII flags
+    are used instead of made again (a text it flags that lowercased to ASCII takes the
+    decoding scan, which finds the same words)."""
     if len(data) > _MAX_OFFSET:
         raise ValueError("texts over 2 GiB at once: split the batch")
     n = len(offsets) - 1
@@ -64,10 +67,11 @@ def split_words(data: np.ndarray, offsets: np.ndarray, separators: list[str],
     digits = np.empty(2 * room if identifiers else 0, dtype=np.uint8)
     id_like = np.empty(room if identifiers else 0, dtype=np.bool_)
     offsets = np.ascontiguousarray(offsets, dtype=np.int64)
-    n_words = _scan(data, offsets, non_ascii_rows(data, offsets), tables, json_escapes,
-                    bounds, counts, digits, id_like)
+    other = pool.other if pool is not None else non_ascii_rows(data, offsets)
+    n_words = _scan(data, offsets, other, tables, json_escapes, bounds, counts, digits,
+                    id_like)
     views = np.empty((n_words, 2), dtype=np.uint64)
-    _views(_packed(data), bounds, views)
+    _views(pool.packed if pool is not None else _packed(data), bounds, views)
     id_like = id_like[:n_words]
     text_offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(counts, out=text_offsets[1:])
