@@ -105,6 +105,18 @@ def test_identifier_masking_only_touches_long_words_with_digits():
     assert a.tolist() != unmasked.tolist()
 
 
+@pytest.mark.parametrize("tokens", ["whitespace", "words"])
+def test_a_text_that_lowercases_to_ascii_splits_as_that_ascii_text(tokens):
+    """A text whose source is not ASCII but whose lowercase is (the Kelvin sign lowercases to
+    `k`) is split by the decoding scan, on the text pool's flag: the same words, hashes and
+    identifiers as the ASCII text itself gives."""
+    source = ["\u212a1234567 ab\\nc,\u212aelvin 42", "plain k1234567"]
+    ascii_texts = [t.replace("\u212a", "k") for t in source]
+    assert word_hashes(source, tokens, mask_ids=True)[0].tolist() == word_hashes(
+        ascii_texts, tokens, mask_ids=True)[0].tolist()
+    assert word_hashes(source, tokens)[0].tolist() == word_hashes(ascii_texts, tokens)[0].tolist()
+
+
 @pytest.mark.parametrize("n", [1, 3, 5])
 def test_shingle_sets_match_the_definition(n):
     shingled = shingle(TEXTS, ShingleConfig(ngram=n))
