@@ -15,10 +15,10 @@ is left to the query too, so the cost stays linear in the text.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 import pyarrow as pa
 
+from quality.kernel_cache import cached_njit
 from quality.text_pool import string_buffers
 
 _WORK_PER_BYTE = 16  # byte comparisons allowed per observation byte before the query decides
@@ -47,18 +47,18 @@ def _combined(column: pa.ChunkedArray | pa.Array) -> pa.Array:
     return column
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@cached_njit(inline="always")
 def _lower(b: np.uint8) -> np.uint8:
     return b + np.uint8(32) * np.uint8(np.uint8(b - np.uint8(65)) < np.uint8(26))
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@cached_njit(inline="always")
 def _stripped(b: np.uint8) -> bool:
     """What trim(action, ' \\t\\n\\r') drops at either end."""
     return b == 0x20 or b == 0x09 or b == 0x0A or b == 0x0D
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit
 def _echoes(a_data: np.ndarray, a_offsets: np.ndarray, o_data: np.ndarray,
             o_offsets: np.ndarray, found: np.ndarray) -> None:
     """found[k]: 1 if row k's stripped action is in its observation (ASCII case aside), 0 if
@@ -82,7 +82,7 @@ def _echoes(a_data: np.ndarray, a_offsets: np.ndarray, o_data: np.ndarray,
         found[k] = _contains(observation, action[lo:hi])
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit
 def _contains(text: np.ndarray, needle: np.ndarray) -> int:
     """1 if `text` holds `needle` (ASCII case aside; the empty text is in every text), 0 if not,
     -1 once more than `_WORK_PER_BYTE` comparisons a byte of `text` were spent."""

@@ -32,10 +32,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-import numba
 import numpy as np
 
 from quality.hash_slots import empty_table, first_slot
+from quality.kernel_cache import cached_njit
 from quality.minhash import LshConfig
 
 _BAND_MULTIPLIERS = np.random.default_rng(20250101).integers(
@@ -103,7 +103,7 @@ def _verify(windows: Windows, firsts: np.ndarray, threshold: float, num_perm: in
     return verified
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit
 def _window_keys(block, start, rows_per_band, multipliers, keys, has_shingles):
     """Band keys (as `band_keys`) and the has-shingles flag of a window's rows."""
     for i in range(block.shape[0]):
@@ -119,7 +119,7 @@ def _window_keys(block, start, rows_per_band, multipliers, keys, has_shingles):
             keys[band, at] = key
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit
 def _band_firsts(keys, present, firsts):
     """One band's buckets (rows of `present`, in order, with equal keys): each row's bucket
     as the position of its first member, -1 where the bucket has no other. `firsts` may be
@@ -150,7 +150,7 @@ def _band_firsts(keys, present, firsts):
             firsts[present[i]] = first[bucket[i]]
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit
 def _leading_rows(firsts):
     """Rows that are the first of a bucket with other members, in any band."""
     leading = np.zeros(firsts.shape[1], np.bool_)
@@ -161,7 +161,7 @@ def _leading_rows(firsts):
     return leading
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit
 def _verify_window(block, start, firsts, chunk, held, threshold, verified):
     """A window's rows: those of `chunk` (sorted first rows) held, then each row compared
     with its bucket's first where that first is in the chunk (a first precedes its
@@ -186,7 +186,7 @@ def _verify_window(block, start, firsts, chunk, held, threshold, verified):
                 verified[at] |= np.uint8(1 << band)
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit
 def _band_counts(firsts, verified, bit, trajectory, span, count, best):
     """One band: the distinct trajectories of each bucket's verified members (`count`, at
     the bucket's first position; zero again on return), and `best` raised to it for each

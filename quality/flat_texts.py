@@ -14,11 +14,11 @@ every code point with polars).
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from quality.kernel_cache import cached_njit
 from quality.text_pool import string_buffers
 
 
@@ -39,7 +39,7 @@ def flat_arrow_texts(column: pa.Array) -> list[str]:
     return pl.Series(flat).to_list()
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@cached_njit(inline="always")
 def _space_bytes(data: np.ndarray, i: np.uint64, end: np.uint64) -> np.uint64:
     """The UTF-8 length of the whitespace character at data[i], or 0 if it is none."""
     b = data[i]
@@ -68,7 +68,7 @@ _ASCII_SPACE = np.array([int(b == 0x20 or 0x09 <= b <= 0x0D) for b in range(128)
 _WRITTEN = np.array([0x20 if _ASCII_SPACE[b] else b for b in range(128)], np.uint8)
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit
 def _collapse(data: np.ndarray, offsets: np.ndarray, out: np.ndarray,
               out_offsets: np.ndarray) -> None:
     """Write text k (data[offsets[k]:offsets[k+1]]) flat to out[out_offsets[k]:...]."""
@@ -85,7 +85,7 @@ def _collapse(data: np.ndarray, offsets: np.ndarray, out: np.ndarray,
         out_offsets[k + 1] = at
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@cached_njit(inline="always")
 def _collapse_ascii(data: np.ndarray, lo: int, hi: int, out: np.ndarray, at: int) -> int:
     """An ASCII text, without branches on its bytes (text switches between words and spaces
     every few bytes, which would mispredict): every byte is written (whitespace as a space),
@@ -104,7 +104,7 @@ def _collapse_ascii(data: np.ndarray, lo: int, hi: int, out: np.ndarray, at: int
     return np.int64(end)
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit
 def _collapse_utf8(data: np.ndarray, lo: int, hi: int, out: np.ndarray, at: int) -> int:
     """Any text: a space is written before a non-space byte only when whitespace came before
     it and something was written already (so none leads and none trails)."""

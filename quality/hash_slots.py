@@ -5,13 +5,14 @@ differ only in their low or high bits still spread."""
 
 from __future__ import annotations
 
-import numba
 import numpy as np
+
+from quality.kernel_cache import cached_njit
 
 MIX = np.uint64(0x9E3779B97F4A7C15)
 
 
-@numba.njit(cache=True)
+@cached_njit
 def empty_table(entries):
     """Slots (-1: empty) for up to `entries` keys, at most half full, 16 at least; and log2 of
     their number."""
@@ -21,7 +22,7 @@ def empty_table(entries):
     return np.full(1 << bits, -1, np.int64), bits
 
 
-@numba.njit(cache=True)
+@cached_njit
 def first_slot(key, bits):
     """Where a key's probe starts in a table of 2^bits slots."""
     return np.int64((np.uint64(key) * MIX) >> np.uint64(64 - bits))

@@ -19,11 +19,11 @@ a later line.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from quality.kernel_cache import cached_njit
 from quality.text_pool import non_ascii_rows, string_buffers
 
 # Per ASCII byte: 1 for [0-9], 2 for [\w.-] (letters, digits, "_", ".", "-"), 4 for the
@@ -54,7 +54,7 @@ def drop_line_marks(column: pa.Array, pattern: str) -> pa.LargeStringArray:
                                             pa.py_buffer(out))
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit
 def _drop_marks(data: np.ndarray, offsets: np.ndarray, other: np.ndarray,
                 done_data: np.ndarray, done_offsets: np.ndarray, classes: np.ndarray,
                 out: np.ndarray, out_offsets: np.ndarray) -> None:
@@ -72,7 +72,7 @@ def _drop_marks(data: np.ndarray, offsets: np.ndarray, other: np.ndarray,
         out_offsets[k + 1] = at
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit
 def _drop_text(data: np.ndarray, lo: int, hi: int, classes: np.ndarray, out: np.ndarray,
                at: int) -> int:
     """One ASCII text data[lo:hi] without its line marks, written from out[at]; the end.
@@ -90,7 +90,7 @@ def _drop_text(data: np.ndarray, lo: int, hi: int, classes: np.ndarray, out: np.
     return np.int64(end)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@cached_njit(inline="always")
 def _mark_end(data: np.ndarray, start: np.uint64, hi: np.uint64,
               classes: np.ndarray) -> np.uint64:
     """Where the line mark that opens the line at `start` ends (`start`: none there)."""
@@ -111,7 +111,7 @@ def _mark_end(data: np.ndarray, start: np.uint64, hi: np.uint64,
     return _prompt_end(data, i, hi, start, classes)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@cached_njit(inline="always")
 def _prompt_end(data: np.ndarray, i: np.uint64, hi: np.uint64, start: np.uint64,
                 classes: np.ndarray) -> np.uint64:
     """Where a shell prompt ([\\w.-]+@[\\w.-]+:[~/\\w.-]*[#$] ?) from data[i] ends (`start`:

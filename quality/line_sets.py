@@ -14,7 +14,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from quality.kernel_cache import kernel_jit
+from quality.kernel_cache import cached_njit
 from quality.line_shares import MIN_ECHO_LINE, MIN_VALUE_CHARS
 from quality.utf8_lines import (
     ALNUM,
@@ -36,7 +36,7 @@ KEYS, ELEMENTS, SAID = 0, 1, 2  # read_lines' modes
 OWNER_MIX = np.int64(0x9E3779B97F4A7C15 - (1 << 64))  # spreads an action's number
 
 
-@kernel_jit
+@cached_njit
 def _stripped(data: np.ndarray, start: int, end: int, flags: np.ndarray) -> tuple[int, int]:
     """The span without str.strip's whitespace (ASCII read here: \\t-\\r, \\x1c-\\x1f and space;
     a non-ASCII end character decoded)."""
@@ -65,7 +65,7 @@ def _stripped(data: np.ndarray, start: int, end: int, flags: np.ndarray) -> tupl
     return start, end
 
 
-@kernel_jit
+@cached_njit
 def _element_head(data: np.ndarray, start: int, end: int, flags: np.ndarray
                   ) -> tuple[int, int]:
     """(mark, start) of a stripped line read as an element line: LINE_HEAD's stray markup
@@ -134,7 +134,7 @@ def _probe(data: np.ndarray, s: int, e: int, mark: int, h: int, items: np.ndarra
     return slot
 
 
-@kernel_jit
+@cached_njit
 def read_lines(data: np.ndarray, start: int, end: int, mode: int, flags: np.ndarray,
                classes: np.ndarray, items: np.ndarray, slots: np.ndarray, stamp: int,
                count: int) -> int:
@@ -210,7 +210,7 @@ def read_lines(data: np.ndarray, start: int, end: int, mode: int, flags: np.ndar
         line = pos
 
 
-@kernel_jit
+@cached_njit
 def find_items(data: np.ndarray, items: np.ndarray, count: int, order: np.ndarray,
                held: np.ndarray, held_slots: np.ndarray, stamp: int, found: np.ndarray
                ) -> None:
@@ -225,7 +225,7 @@ def find_items(data: np.ndarray, items: np.ndarray, count: int, order: np.ndarra
         found[i] = held_slots[0, slot] == stamp
 
 
-@kernel_jit
+@cached_njit
 def add_items(items: np.ndarray, count: int, order: np.ndarray, present: np.ndarray,
               held: np.ndarray, held_slots: np.ndarray, stamp: int, held_count: int) -> int:
     """Add items[:, order[i]] for i < count to the set (held, held_slots at stamp, with room
@@ -245,7 +245,7 @@ def add_items(items: np.ndarray, count: int, order: np.ndarray, present: np.ndar
     return held_count
 
 
-@kernel_jit
+@cached_njit
 def grown(held: np.ndarray, held_slots: np.ndarray, stamp: int, count: int
           ) -> tuple[np.ndarray, np.ndarray]:
     """The set (its first `count` items) in twice the room."""
@@ -260,7 +260,7 @@ def grown(held: np.ndarray, held_slots: np.ndarray, stamp: int, count: int
     return items, slots
 
 
-@kernel_jit
+@cached_njit
 def said_lines(text: np.ndarray, actions: np.ndarray, values: np.ndarray,
                act_values: np.ndarray, flags: np.ndarray, classes: np.ndarray
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -307,7 +307,7 @@ def said_lines(text: np.ndarray, actions: np.ndarray, values: np.ndarray,
     return said[:, :out].copy(), act_said, act_echo
 
 
-@kernel_jit
+@cached_njit
 def said_slots(said: np.ndarray) -> np.ndarray:
     """A table of the actions' lines (said_lines) by their hash: slots hold a line's number,
     or -1."""
@@ -324,7 +324,7 @@ def said_slots(said: np.ndarray) -> np.ndarray:
     return slots
 
 
-@kernel_jit
+@cached_njit
 def find_said(lined: np.ndarray, keys: np.ndarray, count: int, order: np.ndarray,
               text: np.ndarray, said: np.ndarray, slots: np.ndarray, owner: int,
               found: np.ndarray) -> None:

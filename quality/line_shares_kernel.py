@@ -16,7 +16,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from quality.kernel_cache import kernel_jit
+from quality.kernel_cache import cached_njit
 from quality.line_sets import (
     ELEMENTS,
     KEYS,
@@ -31,7 +31,7 @@ from quality.line_sets import (
 from quality.utf8_lines import ALNUM, at, char_start, code_points, decode, find, needle_skips
 
 
-@kernel_jit
+@cached_njit
 def _sort_keys(lined: np.ndarray, keys: np.ndarray, order: np.ndarray, spare: np.ndarray,
                count: int) -> None:
     """order[:count] = the keys' numbers in their bytes' order (sorted(): bottom-up merges)."""
@@ -60,7 +60,7 @@ def _sort_keys(lined: np.ndarray, keys: np.ndarray, order: np.ndarray, spare: np
         width *= 2
 
 
-@kernel_jit
+@cached_njit
 def _join(lined: np.ndarray, keys: np.ndarray, order: np.ndarray, count: int,
           joined: np.ndarray, bounds: np.ndarray) -> tuple[int, bool]:
     """"\\n".join of the keys in `order` into joined, each line's [start, end) into bounds;
@@ -99,7 +99,7 @@ def _holds(joined: np.ndarray, length: int, bounds: np.ndarray, line: int, found
     return points * 2 >= lengths[line]
 
 
-@kernel_jit
+@cached_njit
 def _mark_holders(joined: np.ndarray, length: int, ascii: bool, bounds: np.ndarray,
                   count: int, text: np.ndarray, needles: np.ndarray, blooms: np.ndarray,
                   gaps: np.ndarray, one_line: np.ndarray, first: int, last: int,
@@ -140,7 +140,7 @@ def _mark_holders(joined: np.ndarray, length: int, ascii: bool, bounds: np.ndarr
                              gaps[needle], found + 1)
 
 
-@kernel_jit
+@cached_njit
 def _skips(text: np.ndarray, spans: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """needle_skips of every span, and whether it holds no "\\n": (blooms, gaps, one_line)."""
     blooms = np.zeros(spans.shape[1], np.uint64)
@@ -153,7 +153,7 @@ def _skips(text: np.ndarray, spans: np.ndarray) -> tuple[np.ndarray, np.ndarray,
     return blooms, gaps, one_line
 
 
-@kernel_jit
+@cached_njit
 def _same(data: np.ndarray, start: int, end: int, other: int, other_end: int) -> bool:
     """data[start:end] == data[other:other_end]."""
     if end - start != other_end - other:
@@ -164,7 +164,7 @@ def _same(data: np.ndarray, start: int, end: int, other: int, other_end: int) ->
     return True
 
 
-@kernel_jit
+@cached_njit
 def _room(observed: np.ndarray, masked: np.ndarray, max_bytes: int) -> tuple[int, int]:
     """(lines, slots) a row's set needs at most: a line per byte of the longest text read
     line by line, and twice that, a power of two."""
@@ -179,7 +179,7 @@ def _room(observed: np.ndarray, masked: np.ndarray, max_bytes: int) -> tuple[int
     return longest + 2, size
 
 
-@kernel_jit
+@cached_njit
 def line_share_rows(observation: np.ndarray, observed: np.ndarray, lined: np.ndarray,
                     masked: np.ndarray, turn: np.ndarray, row_action: np.ndarray,
                     text: np.ndarray, actions: np.ndarray, values: np.ndarray,

@@ -13,8 +13,9 @@ of the comparison gives it (a count over the number of values).
 
 from __future__ import annotations
 
-import numba
 import numpy as np
+
+from quality.kernel_cache import cached_njit
 
 
 def short_max_jaccard(trajectory: np.ndarray, pair_rows: np.ndarray, pair_shingles: np.ndarray,
@@ -30,7 +31,7 @@ def short_max_jaccard(trajectory: np.ndarray, pair_rows: np.ndarray, pair_shingl
                        np.ascontiguousarray(size, np.int64), int(exact_max))
 
 
-@numba.njit(cache=True)
+@cached_njit
 def _short_best(trajectory, pair_rows, pair_shingles, size, exact_max):
     n, m = len(size), len(pair_rows)
     best = np.full(n, np.nan)
@@ -87,7 +88,7 @@ def long_max_jaccard(trajectory: np.ndarray, size: np.ndarray, signatures: np.nd
                  int(exact_max))
 
 
-@numba.njit(cache=True)
+@cached_njit
 def _best(bounds, size, sig, exact_max):
     """`long_max_jaccard` over the trajectories that start at `bounds[:-1]`; only those of 3+
     turns with a large observation have such pairs."""

@@ -37,11 +37,11 @@ from functools import lru_cache
 from pathlib import Path
 
 import datasketch
-import numba
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from quality.kernel_cache import cached_njit
 from quality.shingles import Shingled
 
 _EMPTY = np.uint32(0xFFFFFFFF)  # datasketch's initial hash value: the signature of an empty set
@@ -122,7 +122,7 @@ def _as_int64(values: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(values, dtype=np.int64)
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit
 def _min_hash(hashes: np.ndarray, offsets: np.ndarray, a: np.ndarray, b: np.ndarray,
               out_first: np.ndarray, out_other: np.ndarray, first: np.ndarray) -> None:
     """Fold text t's shingles (hashes[offsets[t]:offsets[t + 1]]) into row t of `out_first`
@@ -149,7 +149,7 @@ def _min_hash(hashes: np.ndarray, offsets: np.ndarray, a: np.ndarray, b: np.ndar
         _fold(mixed_other, n_other, a, b, out_other[t])
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@cached_njit(inline="always")
 def _premix(value: np.uint64) -> np.uint64:
     """A shingle hash's top 32 bits through MurmurHash3's 32-bit finaliser (_FMIX32)."""
     mask = np.uint64(0xFFFFFFFF)
@@ -160,7 +160,7 @@ def _premix(value: np.uint64) -> np.uint64:
     return h ^ (h >> np.uint64(16))
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@cached_njit(inline="always")
 def _fold(mixed: np.ndarray, count: int, a: np.ndarray, b: np.ndarray, row: np.ndarray) -> None:
     """row[p] = min(row[p], (a[p] * h + b[p]) mod 2^32) over h in mixed[:count]; four hashes
     a pass over the row (the minimum does not depend on the order: one load and store of the

@@ -22,11 +22,11 @@ per-turn features on top of these counts stay SQL (turn_features.sql).
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 import polars as pl
 
 from quality.hash_slots import empty_table, first_slot
+from quality.kernel_cache import cached_njit
 
 TEXT_BITS = 20  # identities: a hash's bits above these (where packed keys kept a text index)
 _IDENT = np.uint64(((1 << 63) - 1) & ~((1 << TEXT_BITS) - 1))
@@ -91,7 +91,7 @@ def common_words(hashes: np.ndarray, offsets: np.ndarray, min_share: float,
     return np.sort(words[texts_with >= need])
 
 
-@numba.njit(cache=True)
+@cached_njit
 def _walk(hashes, offsets, flagged, row_trajectory, words, chrome_min):
     """Both kinds of counts (`words` picks which), trajectory by trajectory: counts[5, n], and
     for shingles the row and identity of every observation occurrence, in row order (the
@@ -193,7 +193,7 @@ _BUCKET_BITS = 18  # counters of `_frequent`'s first pass (1 MB: in cache, unlik
 # every distinct word of 4,096 observations, up to a million, whose misses cost more than a sort)
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit
 def _frequent(hashes, offsets, picked, need):
     """Each hash that may be in `need` or more of the picked texts (every one that is, and
     some that are not), and in how many of them it is (twice in one text counts once).
@@ -208,7 +208,7 @@ def _frequent(hashes, offsets, picked, need):
     return _texts_with(hashes, offsets, picked, buckets >= need)
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit
 def _texts_with(hashes, offsets, picked, wanted):
     """Each distinct hash of the picked texts whose bucket (`first_slot`, _BUCKET_BITS) is
     `wanted`, in order of first sight, and in how many of the texts it is: an
@@ -231,7 +231,7 @@ def _texts_with(hashes, offsets, picked, wanted):
     return keys[:n], texts[:n]
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit
 def _count_texts(hashes, offsets, picked, wanted, table, bits, keys, texts, last, n, k, j):
     """`_texts_with`'s count from word j of picked text k on; returns the entries, and where
     it stopped: (n, len(picked), _) at the end, else before a new hash that would fill the
@@ -263,7 +263,7 @@ def _count_texts(hashes, offsets, picked, wanted, table, bits, keys, texts, last
     return n, k, j
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit
 def _doubled(table, bits, keys, n):
     """A table of twice the slots holding entries 0..n-1 (their keys in `keys`)."""
     bigger, more = empty_table(len(table))
@@ -275,7 +275,7 @@ def _doubled(table, bits, keys, n):
     return bigger, more
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit
 def _grown(values, size):
     """`values` copied into an array of `size` entries (the rest unset)."""
     out = np.empty(size, values.dtype)

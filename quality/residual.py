@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
 from quality.hash_slots import first_slot
+from quality.kernel_cache import cached_njit
 from quality.minhash import MinHashConfig, signatures, split_signatures
 from quality.shingles import Shingled, grams_at, per_shingle, shingle_words
 
@@ -54,7 +54,7 @@ def residual_shingles(words: np.ndarray, word_offsets: np.ndarray, n: int,
                               ngram))
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit
 def _taken(words: np.ndarray, word_offsets: np.ndarray, n: int
            ) -> tuple[np.ndarray, np.ndarray]:
     """Per word of the observations (texts n..2n-1 of `word_offsets`): whether its turn's
@@ -84,7 +84,7 @@ def _taken(words: np.ndarray, word_offsets: np.ndarray, n: int
     return in_action, taken_before
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@cached_njit(inline="always")
 def _probe(keys: np.ndarray, turn_of: np.ndarray, key: np.uint64, turn: int, bits: int,
            insert: bool) -> bool:
     """Whether turn `turn`'s part of the table (its first 2^bits slots, slots of other
@@ -100,7 +100,7 @@ def _probe(keys: np.ndarray, turn_of: np.ndarray, key: np.uint64, turn: int, bit
     return False
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@cached_njit(inline="always")
 def _bits_for(entries: int) -> int:
     """log2 of a table's slots for `entries` keys: at least twice as many, 16 at least."""
     bits = 4

@@ -36,11 +36,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-import numba
 import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from quality.kernel_cache import cached_njit
 from quality.text_pool import lowered_pool
 from quality.word_split import split_words
 
@@ -175,7 +175,7 @@ def shingle_words(hashes: np.ndarray, offsets: np.ndarray, ngram: int) -> Shingl
     return Shingled(out, out_offsets)
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit
 def _join_grams(hashes: np.ndarray, offsets: np.ndarray, ngram: int, out: np.ndarray) -> None:
     """`shingle_words`' loop, compiled (one pass, no n-wide temporaries: numpy's version was
     memory-bound). Sums wrap around mod 2^64, so the order of the terms does not matter: the
@@ -198,7 +198,7 @@ def _join_grams(hashes: np.ndarray, offsets: np.ndarray, ngram: int, out: np.nda
             at += 1
 
 
-@numba.njit(cache=True, inline="always")
+@cached_njit(inline="always")
 def _mix64_one(x: np.uint64) -> np.uint64:
     """`_mix64` of one value (numba: every constant a uint64, or the arithmetic goes float)."""
     x ^= x >> np.uint64(30)

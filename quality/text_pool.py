@@ -22,11 +22,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
-import numba
 import numpy as np
 import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from quality.kernel_cache import cached_njit
 
 
 def lowered_texts(columns: Sequence[pa.Array | pa.ChunkedArray], slots: Sequence[np.ndarray],
@@ -119,7 +120,7 @@ def string_buffers(column: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     return data, offsets
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit
 def _copy_rows(data: np.ndarray, offsets: np.ndarray, rows: np.ndarray, to: np.ndarray,
                lower: bool, out: np.ndarray) -> None:
     """Copy row rows[k]'s bytes to out[to[k]:], `A`-`Z` lowered to `a`-`z` if `lower` (by
@@ -136,7 +137,7 @@ def _copy_rows(data: np.ndarray, offsets: np.ndarray, rows: np.ndarray, to: np.n
             target[:] = source
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit
 def non_ascii_rows(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """Per row: a byte over 0x7F in it (an OR over the row, which LLVM vectorises: 6x faster
     than pyarrow's string_is_ascii here)."""

@@ -21,7 +21,7 @@ import string
 import numba
 import numpy as np
 
-from quality.kernel_cache import kernel_jit
+from quality.kernel_cache import cached_njit
 
 SPACE, ALNUM, DECIMAL = 1, 2, 4  # bits of code_point_flags()
 CONTENT, BREAK, BLANK, WORD = 1, 2, 4, 8  # bits of byte_classes()
@@ -59,7 +59,7 @@ def byte_classes() -> np.ndarray:
     return table
 
 
-@kernel_jit
+@cached_njit
 def decode(data: np.ndarray, start: int) -> tuple[int, int]:
     """(code point, its length in bytes) of the character that starts at `start`."""
     b = np.int64(data[start])
@@ -74,7 +74,7 @@ def decode(data: np.ndarray, start: int) -> tuple[int, int]:
             | ((np.int64(data[start + 2]) & 0x3F) << 6) | (np.int64(data[start + 3]) & 0x3F)), 4
 
 
-@kernel_jit
+@cached_njit
 def char_start(data: np.ndarray, byte: int) -> int:
     """Where the character holding `byte` starts."""
     while at(data, byte) & 0xC0 == 0x80:
@@ -82,7 +82,7 @@ def char_start(data: np.ndarray, byte: int) -> int:
     return byte
 
 
-@kernel_jit
+@cached_njit
 def code_points(data: np.ndarray, start: int, end: int, most: int) -> int:
     """len() of the span's text, counted up to `most` + 1 (the caller asks "longer than?")."""
     count = 0
@@ -93,7 +93,7 @@ def code_points(data: np.ndarray, start: int, end: int, most: int) -> int:
     return count
 
 
-@kernel_jit
+@cached_njit
 def needle_skips(data: np.ndarray, start: int, end: int) -> tuple[np.uint64, int]:
     """(bloom mask, skip) of a needle for find: CPython's fastsearch preparation."""
     last = end - start - 1
@@ -105,7 +105,7 @@ def needle_skips(data: np.ndarray, start: int, end: int) -> tuple[np.uint64, int
     return bloom | (np.uint64(1) << np.uint64(data[end - 1] & 63)), skip
 
 
-@kernel_jit
+@cached_njit
 def find(hay: np.ndarray, end: int, needle: np.ndarray, n_start: int, n_end: int,
          bloom: np.uint64, skip: int, first: int) -> int:
     """First position >= first of the needle's bytes in hay[:end], else -1: str.find's

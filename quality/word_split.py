@@ -28,10 +28,10 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import numba
 import numpy as np
 import pyarrow as pa
 
+from quality.kernel_cache import cached_njit
 from quality.text_pool import LoweredTexts, non_ascii_rows
 from quality.volatile import DIGITS, ID_MIN_CHARS
 
@@ -112,7 +112,7 @@ def _tables(separators: list[str], json_escapes: bool) -> _Tables:
                    np.array(sorted(others), dtype=np.int64))
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit
 def _scan(data: np.ndarray, offsets: np.ndarray, other: np.ndarray, tables: _Tables,
           json_escapes: bool, bounds: np.ndarray, counts: np.ndarray, digits: np.ndarray,
           id_like: np.ndarray) -> int:
@@ -145,7 +145,7 @@ def _scan(data: np.ndarray, offsets: np.ndarray, other: np.ndarray, tables: _Tab
 # negative value (which here doubled the time). Each returns the words found.
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@cached_njit(inline="always")
 def _scan_ascii(data: np.ndarray, lo: int, hi: int, word_byte: np.ndarray,
                 bounds: np.ndarray, at: int) -> int:
     """Words of data[lo:hi], bounds from bounds[at]."""
@@ -159,7 +159,7 @@ def _scan_ascii(data: np.ndarray, lo: int, hi: int, word_byte: np.ndarray,
     return _words_found(bounds, n, hi, previous, at)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@cached_njit(inline="always")
 def _scan_ascii_full(data: np.ndarray, lo: int, hi: int, tables: _Tables, bounds: np.ndarray,
                      digits: np.ndarray, at: int) -> int:
     """`_scan_ascii` where a backslash that opens a JSON escape (a separator) takes the byte
@@ -186,14 +186,14 @@ def _scan_ascii_full(data: np.ndarray, lo: int, hi: int, tables: _Tables, bounds
     return _words_found(bounds, n, hi, previous, at)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@cached_njit(inline="always")
 def _mark(bounds: np.ndarray, n: np.uint64, i: int, change: np.uint8) -> np.uint64:
     """Write position i into the next bound's slot; keep it (move on) if the flag changed."""
     bounds[n] = i
     return n + np.uint64(change)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@cached_njit(inline="always")
 def _words_found(bounds: np.ndarray, n: np.uint64, hi: int, previous: np.uint8, at: int
                  ) -> int:
     """The text's end closes a word still open; the words found since bounds[at]."""
@@ -201,7 +201,7 @@ def _words_found(bounds: np.ndarray, n: np.uint64, hi: int, previous: np.uint8, 
     return (np.int64(n) - at) // 2
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit
 def _scan_decoding(data: np.ndarray, lo: int, hi: int, word_byte: np.ndarray,
                    other_codes: np.ndarray, json_escapes: bool, bounds: np.ndarray,
                    at: int) -> int:
@@ -251,7 +251,7 @@ def _packed(data: np.ndarray) -> np.ndarray:
     return packed
 
 
-@numba.njit(cache=True, nogil=True)
+@cached_njit
 def _views(packed: np.ndarray, bounds: np.ndarray, views: np.ndarray) -> None:
     """Each word's Arrow string view, as two little-endian uint64 (16 bytes: the int32
     length, then up to 12 bytes inline, else a 4-byte prefix, buffer 0 and the int32
@@ -273,7 +273,7 @@ def _views(packed: np.ndarray, bounds: np.ndarray, views: np.ndarray) -> None:
         views[w, 1] = inline if length <= 12 else np.uint64(start) << np.uint64(32)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@cached_njit(inline="always")
 def _identifiers(data: np.ndarray, bounds: np.ndarray, digits: np.ndarray, ascii_only: bool,
                  first: int, last: int, id_like: np.ndarray) -> None:
     """Whether words first..last-1 (of one text) are identifier-like: ID_MIN_CHARS or more
@@ -287,7 +287,7 @@ def _identifiers(data: np.ndarray, bounds: np.ndarray, digits: np.ndarray, ascii
             id_like[w] = hi - lo >= ID_MIN_CHARS and _identifier(data, lo, hi)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@cached_njit(inline="always")
 def _identifier(data: np.ndarray, lo: int, hi: int) -> bool:
     """ID_MIN_CHARS or more code points (bytes that are no continuation byte) with an ASCII
     digit among them (counted without a branch per byte)."""

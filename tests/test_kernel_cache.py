@@ -1,4 +1,4 @@
-"""numba's cache of the line-shares kernel follows an edit to any of its source files
+"""numba's cache follows an edit to any source file a compiled loop depends on
 (quality/kernel_cache.py): a loop of quality/line_sets.py cached, then a loop it calls in
 quality/utf8_lines.py edited, and the next process runs the edited code, not the cached."""
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 from conftest import REPO_ROOT
 
-from quality.kernel_cache import KERNEL_SOURCES
+from quality.kernel_cache import source_files
 
 # _stripped strips the trailing U+3000 (a str.isspace character) after decoding it.
 STRIP = """
@@ -46,10 +46,20 @@ def test_an_edit_to_a_called_file_compiles_afresh(tmp_path: Path) -> None:
     package = tmp_path / "quality"
     package.mkdir()
     (package / "__init__.py").write_text("")
-    for name in (*KERNEL_SOURCES, "kernel_cache.py"):
-        shutil.copy(REPO_ROOT / "quality" / name, package / name)
+    for path in source_files("quality.line_sets").values():
+        shutil.copy(path, package / path.name)
     assert _strip(tmp_path) == "0 2"
     assert any((tmp_path / "numba-cache").rglob("line_sets._stripped-*.nbc"))  # (cached)
     with open(package / "utf8_lines.py", "a") as source:
         source.write(EDIT)
     assert _strip(tmp_path) == "0 5"  # (numba's own key alone: "0 2", the stale loop)
+
+
+def test_source_files_follow_the_package_imports() -> None:
+    """The line-shares kernel depends on the files it imports and theirs, and on nothing else
+    of the package (an edit to features.py recompiles no loop of it)."""
+    assert set(source_files("quality.line_shares_kernel")) == {
+        "quality.line_shares_kernel", "quality.line_sets", "quality.utf8_lines",
+        "quality.line_shares", "quality.kernel_cache"}
+    assert set(source_files("quality.shingles")) >= {
+        "quality.shingles", "quality.word_split", "quality.text_pool", "quality.volatile"}
