@@ -10,8 +10,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import REPO_ROOT
-
 from quality.kernel_cache import source_files
 
 # _stripped strips the trailing U+3000 (a str.isspace character) after decoding it.
