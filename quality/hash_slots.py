@@ -13,12 +13,18 @@ MIX = np.uint64(0x9E3779B97F4A7C15)
 
 
 @cached_njit
-def empty_table(entries):
-    """Slots (-1: empty) for up to `entries` keys, at most half full, 16 at least; and log2 of
-    their number."""
+def table_bits(entries):
+    """log2 of a table's slots for up to `entries` keys: at most half full, 16 at least."""
     bits = 4
     while (1 << bits) < 2 * entries:
         bits += 1
+    return bits
+
+
+@cached_njit
+def empty_table(entries):
+    """Slots (-1: empty) for up to `entries` keys (`table_bits`); and log2 of their number."""
+    bits = table_bits(entries)
     return np.full(1 << bits, -1, np.int64), bits
 
 

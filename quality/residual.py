@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from quality.hash_slots import first_slot
+from quality.hash_slots import first_slot, table_bits
 from quality.kernel_cache import cached_njit
 from quality.minhash import MinHashConfig, signatures, split_signatures
 from quality.shingles import Shingled, grams_at, per_shingle, shingle_words
@@ -68,11 +68,11 @@ def _taken(words: np.ndarray, word_offsets: np.ndarray, n: int
     largest = 1
     for r in range(n):
         largest = max(largest, word_offsets[r + 1] - word_offsets[r])
-    keys = np.empty(1 << _bits_for(largest), dtype=np.uint64)
+    keys = np.empty(1 << table_bits(largest), dtype=np.uint64)
     turn_of = np.full(len(keys), -1, dtype=np.int64)  # the turn whose key a slot holds
     taken = 0
     for r in range(n):
-        bits = _bits_for(word_offsets[r + 1] - word_offsets[r])
+        bits = table_bits(word_offsets[r + 1] - word_offsets[r])
         for j in range(word_offsets[r], word_offsets[r + 1]):
             _probe(keys, turn_of, words[j], r, bits, True)
         for j in range(word_offsets[n + r], word_offsets[n + r + 1]):
@@ -98,15 +98,6 @@ def _probe(keys: np.ndarray, turn_of: np.ndarray, key: np.uint64, turn: int, bit
         keys[slot] = key
         turn_of[slot] = turn
     return False
-
-
-@cached_njit(inline="always")
-def _bits_for(entries: int) -> int:
-    """log2 of a table's slots for `entries` keys: at least twice as many, 16 at least."""
-    bits = 4
-    while (1 << bits) < 2 * entries:
-        bits += 1
-    return bits
 
 
 def _kept_shingles(observation: Shingled, offsets: np.ndarray, taken_before: np.ndarray,
