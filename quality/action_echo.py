@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 
 from quality.kernel_cache import cached_njit
-from quality.text_pool import string_buffers
+from quality.text_pool import non_ascii_rows, string_buffers
 
 _WORK_PER_BYTE = 16  # byte comparisons allowed per observation byte before the query decides
 
@@ -33,7 +33,8 @@ def ascii_action_echoes(actions: pa.ChunkedArray | pa.Array,
     a_data, a_offsets = string_buffers(action)
     o_data, o_offsets = string_buffers(observation)
     found = np.empty(len(action), dtype=np.int8)
-    _echoes(a_data, a_offsets, o_data, o_offsets, found)
+    other = non_ascii_rows(a_data, a_offsets) | non_ascii_rows(o_data, o_offsets)
+    _echoes(a_data, a_offsets, o_data, o_offsets, other, found)
     undecided = found < 0
     if action.null_count or observation.null_count:
         undecided |= (action.is_null().to_numpy(zero_copy_only=False)
@@ -60,20 +61,16 @@ def _stripped(b: np.uint8) -> bool:
 
 @cached_njit
 def _echoes(a_data: np.ndarray, a_offsets: np.ndarray, o_data: np.ndarray,
-            o_offsets: np.ndarray, found: np.ndarray) -> None:
+            o_offsets: np.ndarray, other: np.ndarray, found: np.ndarray) -> None:
     """found[k]: 1 if row k's stripped action is in its observation (ASCII case aside), 0 if
-    not, -1 if either text has a byte over 0x7F or the scan ran out of work (`_contains`)."""
+    not, -1 if either text has a byte over 0x7F (`other`) or the scan ran out of work
+    (`_contains`)."""
     for k in range(len(found)):
-        action = a_data[a_offsets[k]:a_offsets[k + 1]]
-        observation = o_data[o_offsets[k]:o_offsets[k + 1]]
-        high = np.uint8(0)
-        for b in action:  # (ORs over the slices, which LLVM vectorises)
-            high |= b
-        for b in observation:
-            high |= b
-        if high >= 0x80:
+        if other[k]:
             found[k] = -1
             continue
+        action = a_data[a_offsets[k]:a_offsets[k + 1]]
+        observation = o_data[o_offsets[k]:o_offsets[k + 1]]
         lo, hi = 0, len(action)
         while lo < hi and _stripped(action[lo]):
             lo += 1
