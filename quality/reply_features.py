@@ -129,14 +129,7 @@ def _identifier(token: str) -> str:
     return stripped if _IDENTIFIER.fullmatch(stripped) else ""
 
 
-def masked_texts(observations: list[str] | pa.ChunkedArray) -> tuple[list[str], pl.Series]:
-    """Each observation's head with volatile parts masked, (whitespace collapsed, line marks
-    dropped), the latter as a polars column (masked_columns)."""
-    flat, lined = masked_columns(observations)
-    return flat, pl.Series(lined, dtype=pl.String)
-
-
-def masked_columns(observations: list[str] | pa.ChunkedArray
+def masked_texts(observations: list[str] | pa.ChunkedArray
                    ) -> tuple[list[str], pa.LargeStringArray]:
     """Each observation's head with volatile parts masked, (whitespace collapsed, line marks
     dropped): vectorised in polars, whose regex engine is far faster on long texts, and
@@ -216,7 +209,7 @@ def reply_columns(batch: pa.Table, turn: np.ndarray) -> dict[str, pa.Array]:
         action_args, observations, confirm_hints(batch["observation"]), strict=True)]
     found, words, lines, ack, confirm, foreign = (
         (list(c) for c in zip(*rows, strict=True)) if rows else ([], [], [], [], [], []))
-    flat, lined = masked_columns(batch["observation"])
+    flat, lined = masked_texts(batch["observation"])
     action_share, seen_share, prev_share = compiled_line_shares(
         batch["action"], {action: args for action, (_, args) in per_action.items()},
         batch["observation"], lined, turn)

@@ -47,7 +47,7 @@ def assert_same(actions: list[str | None], observations: list[str | None], turn:
         values_of = {a or "": action_values(a or "") for a in actions}
     _, lined = masked_texts(observations)
     expected = line_shares(actions, [values_of[a or ""] for a in actions], observations,
-                           lined.to_list(), np.array(turn))
+                           lined.to_pylist(), np.array(turn))
     got = compiled_line_shares(pa.array(actions, pa.large_string()), values_of,
                                pa.array(observations, pa.large_string()), lined,
                                np.array(turn))

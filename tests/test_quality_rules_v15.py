@@ -96,8 +96,8 @@ def test_screen_subset_feature_reads_lines_as_they_are():
                     "[1] Button \"OK\" bbox=(0,296,1080,2182)"]
     turn = [0, 1, 2, 0, 1]
     _, lined = masked_texts(observations)
-    _, _, prev = line_shares(["none"] * 5, [[] for _ in observations], observations, lined,
-                             turn)
+    _, _, prev = line_shares(["none"] * 5, [[] for _ in observations], observations,
+                             lined.to_pylist(), turn)
     assert prev == [None, 1.0, 2 / 3, None, 0.0]
 
 
@@ -108,6 +108,6 @@ def test_a_line_that_is_only_stray_markup_has_no_previous_share():
     observations = ["Tab 0 (current): Shop", "\U0001F600", "Tab 0 (current): Shop\n\U0001F600"]
     _, lined = masked_texts(observations)
     action, seen, prev = line_shares(["wait"] * 3, [[] for _ in observations], observations,
-                                     lined, [0, 1, 2])
+                                     lined.to_pylist(), [0, 1, 2])
     assert prev == [None, None, 0.0]  # (the emoji screen showed no element line)
     assert action[1] == 0.0 and seen[1] == 0.0
