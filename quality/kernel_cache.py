@@ -16,7 +16,7 @@ import ast
 import functools
 import hashlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +24,12 @@ import numba
 from numba.core.caching import FunctionCache
 
 
-def _package_imports(path: Path, package: str) -> set[str]:
+@functools.cache  # (each file parsed once a process: the modules' closures overlap)
+def _package_imports(path: Path, package: str) -> frozenset[str]:
     """The modules of `package` that the file at `path` imports (`from P.m import ...`,
     `from P import m`, `import P.m`)."""
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_bytes(), str(path))):
+    for node in _statements(ast.parse(path.read_bytes(), str(path)).body):
         if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             if node.module.startswith(package + "."):
                 found.add(node.module)
@@ -36,7 +37,21 @@ def _package_imports(path: Path, package: str) -> set[str]:
                 found.update(f"{package}.{alias.name}" for alias in node.names)
         elif isinstance(node, ast.Import):
             found.update(a.name for a in node.names if a.name.startswith(package + "."))
-    return found
+    return frozenset(found)
+
+
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")  # (fields holding statements)
+
+
+def _statements(nodes: list[ast.AST]) -> Iterator[ast.AST]:
+    """Every statement under `nodes`, nested blocks included (an import is a statement: the
+    expressions, most of a tree, need no visit)."""
+    for node in nodes:
+        yield node
+        for field in _BLOCKS:
+            block = getattr(node, field, None)
+            if isinstance(block, list):
+                yield from _statements(block)
 
 
 def _module_file(module: str) -> Path | None:

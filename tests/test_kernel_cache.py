@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from quality.kernel_cache import source_files
+from quality.kernel_cache import _package_imports, source_files
 
 # _stripped strips the trailing U+3000 (a str.isspace character) after decoding it.
 STRIP = """
@@ -61,3 +61,36 @@ def test_source_files_follow_the_package_imports() -> None:
         "quality.line_shares", "quality.kernel_cache"}
     assert set(source_files("quality.shingles")) >= {
         "quality.shingles", "quality.word_split", "quality.text_pool", "quality.volatile"}
+
+
+NESTED_IMPORTS = """
+import os
+import quality.a
+def f():
+    from quality import b
+    if os:
+        import quality.c
+    else:
+        from quality.d import x
+class K:
+    try:
+        from quality.e import y
+    except ImportError:
+        from quality.f import z
+    finally:
+        import quality.g
+def h(v):
+    match v:
+        case 1:
+            import quality.i
+    return [quality.j for _ in ()]  # (an expression: no import)
+"""
+
+
+def test_imports_are_found_in_every_nested_block(tmp_path: Path) -> None:
+    """Imports inside functions, branches, classes, try / except / finally and match cases
+    count (the file walk visits statements only)."""
+    path = tmp_path / "m.py"
+    path.write_text(NESTED_IMPORTS)
+    assert _package_imports(path, "quality") == {
+        f"quality.{name}" for name in "abcdefgi"}
