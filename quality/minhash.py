@@ -4,7 +4,8 @@ Scheme: datasketch 2's default `affine32`. A shingle's 64-bit hash gives a 32-bi
 (its top half), premixed with MurmurHash3's 32-bit finaliser, then each of the `num_perm`
 permutations maps it to `(a * h + b) mod 2^32` (`a` odd, so a bijection), and the signature
 keeps the minimum per permutation. The permutation parameters are datasketch's own
-(`MinHash(num_perm, seed, scheme="affine32").permutations`), so a row of our signatures *is*
+(`MinHash(num_perm, seed, scheme="affine32").permutations`, drawn here as datasketch draws
+them, and checked against it by tests/test_quality_shingles.py), so a row of our signatures *is*
 a datasketch MinHash of the same shingles with `hashfunc` = our shingle hash: `to_datasketch`
 hands it over (`MinHash(hashvalues=..., scheme="affine32")`) for `jaccard()` or `MinHashLSH`.
 We use affine32 rather than datasketch's pre-2.0 "universal hashing mod the Mersenne prime
@@ -35,14 +36,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import datasketch
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from quality.kernel_cache import cached_njit
 from quality.shingles import Shingled
+
+if TYPE_CHECKING:
+    import datasketch
 
 _EMPTY = np.uint32(0xFFFFFFFF)  # datasketch's initial hash value: the signature of an empty set
 # MurmurHash3's 32-bit finaliser (datasketch premixes every input hash with it): two
@@ -79,10 +83,14 @@ class LshConfig:
 
 @lru_cache(maxsize=8)
 def permutations(config: MinHashConfig) -> tuple[np.ndarray, np.ndarray]:
-    """datasketch's affine32 permutation parameters (a, b) for this num_perm and seed."""
-    a, b = datasketch.MinHash(num_perm=config.num_perm, seed=config.seed,
-                              scheme="affine32").permutations
-    return a.astype(np.uint32), b.astype(np.uint32)
+    """datasketch's affine32 permutation parameters (a, b) for this num_perm and seed, drawn
+    as datasketch 2 draws them: from numpy's RandomState(seed), `num_perm` odd 32-bit `a`,
+    then `num_perm` 32-bit `b`. (Not by a datasketch.MinHash: importing datasketch imports
+    scipy for its LSH optimiser, 0.8-1.6 CPU s in every process that signs a text.)"""
+    draw = np.random.RandomState(config.seed)
+    a = draw.randint(0, 1 << 31, config.num_perm, dtype=np.uint32) * np.uint32(2) + np.uint32(1)
+    b = draw.randint(0, 1 << 32, config.num_perm, dtype=np.uint32)
+    return a, b
 
 
 def input_hash32(shingle_hashes: np.ndarray) -> np.ndarray:
@@ -187,6 +195,8 @@ def _fold(mixed: np.ndarray, count: int, a: np.ndarray, b: np.ndarray, row: np.n
 def to_datasketch(signature: np.ndarray, config: MinHashConfig = MinHashConfig()
                   ) -> datasketch.MinHash:
     """One signature row as a datasketch MinHash (for `jaccard`, `MinHashLSH.insert/query`)."""
+    import datasketch  # (here, not at the top: see `permutations`)
+
     return datasketch.MinHash(seed=config.seed, hashvalues=signature,
                               permutations=permutations(config), scheme="affine32")
 

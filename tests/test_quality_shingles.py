@@ -149,6 +149,15 @@ def test_signatures_equal_datasketch_with_the_same_hash_function():
         assert np.array_equal(reference.hashvalues, row)
 
 
+@pytest.mark.parametrize(("num_perm", "seed"), [(128, 1), (64, 7), (256, 42), (1, 0)])
+def test_permutations_are_datasketchs(num_perm: int, seed: int):
+    """The parameters drawn here are those of datasketch's affine32 MinHash, to the bit."""
+    a, b = permutations(MinHashConfig(num_perm=num_perm, seed=seed))
+    reference = datasketch.MinHash(num_perm=num_perm, seed=seed, scheme="affine32").permutations
+    assert a.dtype == b.dtype == np.uint32
+    assert np.array_equal(a, reference[0]) and np.array_equal(b, reference[1])
+
+
 def test_signature_roundtrip_and_estimate():
     words = [f"w{i}" for i in range(400)]
     a = " ".join(words[:300])
