@@ -93,9 +93,10 @@ def run_quality_stage(data_dir: Path, out_dir: Path, domains: Sequence[str], wor
     domains and shards, then (unless `scrub` is off) the scrubbed copies of the raw tables.
 
     With `workers` > 1 the steps overlap as Dagster's multiprocess executor overlaps the
-    assets (dedup and scrub read only the raw tables, not the features): the per-shard
-    features and scrub jobs run in `workers` processes while this process runs the dedup, then
-    each domain's corpus frequencies and labels. The outputs are the same either way.
+    assets (dedup and scrub read only the raw tables, not the features): each domain's common
+    words, then the per-shard features and scrub jobs run in `workers` processes while this
+    process runs the dedup, then each domain's corpus frequencies and labels. The outputs are
+    the same either way.
     """
     features = features or FeatureConfig()
     dedup = dedup or DedupConfig()
@@ -104,14 +105,17 @@ def run_quality_stage(data_dir: Path, out_dir: Path, domains: Sequence[str], wor
     present = list(dict.fromkeys(d for d, _ in shards))
     began = time.perf_counter()
     orders = {d: order_of_domain(data_dir, d) for d in present}
-    common = {d: common_words_of_domain(data_dir, d, orders[d], features) for d in present}
-    stage_jobs = [(data_dir, out_dir, d, s, features, common[d]) for d, s in shards]
     finish_jobs = {d: (data_dir, out_dir, d, orders[d], features, policy_path) for d in present}
     scrubs = [(data_dir, out_dir, d, s) for d, s in shards] if scrub else []
     if workers > 1 and len(shards) > 1:
         context = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            staged = [pool.submit(stage_shard_features, *job) for job in stage_jobs]
+            # (the common words in the workers as well: read here first, they kept the workers
+            # from starting, a core idle for their seconds)
+            common = {d: pool.submit(common_words_of_domain, data_dir, d, orders[d], features)
+                      for d in present}
+            staged = [pool.submit(stage_shard_features, data_dir, out_dir, d, s, features,
+                                  common[d].result()) for d, s in shards]
             scrub_jobs = [pool.submit(_scrub, *job) for job in scrubs]
             report.dedup = _timed_dedup(data_dir, out_dir, present, dedup, report)
             staged_stats = [job.result() for job in staged]
@@ -120,7 +124,9 @@ def run_quality_stage(data_dir: Path, out_dir: Path, domains: Sequence[str], wor
             report.wall_seconds["features + labels"] = time.perf_counter() - began
             scrub_seconds = [job.result() for job in scrub_jobs]
     else:
-        staged_stats = [stage_shard_features(*job) for job in stage_jobs]
+        common = {d: common_words_of_domain(data_dir, d, orders[d], features) for d in present}
+        staged_stats = [stage_shard_features(data_dir, out_dir, d, s, features, common[d])
+                        for d, s in shards]
         results = {d: _finish_and_label(*job) for d, job in finish_jobs.items()}
         report.wall_seconds["features + labels"] = time.perf_counter() - began
         report.dedup = _timed_dedup(data_dir, out_dir, present, dedup, report)
