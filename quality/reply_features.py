@@ -47,7 +47,8 @@ from quality.line_shares import HAS_CONTENT, LINE_MAX_CHARS, MIN_VALUE_CHARS
 from quality.line_shares_compiled import compiled_line_shares
 from quality.mirrored_fields import MIRRORED_COLUMN_DOCS, call_arguments, mirrored_columns
 from quality.nested import strings_in
-from quality.short_replies import _IDENTIFIER, confirm_hints, reply_row
+from quality.short_replies import _IDENTIFIER
+from quality.short_reply_columns import reply_rows
 from quality.volatile import REPEAT_ASCII_UNSAFE, REPEAT_VOLATILE, mask_column
 
 REPEAT_HEAD_CHARS = 20_000  # repeat_masked compares this much of each observation
@@ -205,10 +206,8 @@ def reply_columns(batch: pa.Table, turn: np.ndarray) -> dict[str, pa.Array]:
             per_action[action or ""] = (parsed, action_values(action or "", parsed, identifiers))
     arguments = [per_action[a or ""][0] for a in actions]
     action_args = [per_action[a or ""][1] for a in actions]
-    rows = [reply_row(v, o or "", h) for v, o, h in zip(
-        action_args, observations, confirm_hints(batch["observation"]), strict=True)]
-    found, words, lines, ack, confirm, foreign = (
-        (list(c) for c in zip(*rows, strict=True)) if rows else ([], [], [], [], [], []))
+    found, words, lines, ack, confirm, foreign = reply_rows(
+        action_args, batch["observation"], observations)
     flat, lined = masked_texts(batch["observation"])
     action_share, seen_share, prev_share = compiled_line_shares(
         batch["action"], {action: args for action, (_, args) in per_action.items()},

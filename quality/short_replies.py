@@ -62,6 +62,17 @@ def reply_row(values: list[str], observation: str, hinted: bool = True
     """(arg_chars_found, ack_words, ack_lines, ack_phrase, confirm_prompt, foreign_ids) of one
     turn whose action has the argument `values` (action_values). `hinted`: False when the
     observation holds none of _CONFIRM_HINTS (confirm_hints tells a whole batch at once)."""
+    found, confirm, rest = argument_rest(values, observation, hinted)
+    if rest is None:
+        return found, None, None, False, False, 0
+    words, lines, ack, foreign = _short_reply(rest)
+    return found, words, lines, ack, confirm, foreign
+
+
+def argument_rest(values: list[str], observation: str, hinted: bool = True
+                  ) -> tuple[int, bool, str | None]:
+    """(arg_chars_found, confirm_prompt, the text a short reply's words are read from: its
+    head with the argument values out; None when the observation is not a short reply)."""
     head = observation[:SHORT_REPLY_CHARS * 4]
     rest, found = head, 0
     for value in values:
@@ -71,9 +82,8 @@ def reply_row(values: list[str], observation: str, hinted: bool = True
     # (cheap substring tests first: regexes are the cost of this function)
     confirm = hinted and _confirms(observation[-CONFIRM_TAIL_CHARS:])
     if len(observation) > SHORT_REPLY_CHARS and not confirm:
-        return found, None, None, False, False, 0
-    words, lines, ack, foreign = _short_reply(rest)
-    return found, words, lines, ack, confirm, foreign
+        return found, False, None
+    return found, confirm, rest
 
 
 def _confirms(tail: str) -> bool:
