@@ -7,6 +7,8 @@ meaning its docstring gives).
 What costs is Python's `re` on every turn; it runs only where it can change the answer: the
 confirmation prompt only on observations holding one of its words (a batch is tested at once
 by polars' literal search), and a short reply's words once per distinct text (replies repeat).
+The stage runs these for a whole batch at once (quality/short_reply_columns.py's reply_rows,
+polars passes over the ASCII texts); reply_row and _short_reply stay the plain definitions.
 """
 
 from __future__ import annotations
@@ -62,17 +64,6 @@ def reply_row(values: list[str], observation: str, hinted: bool = True
     """(arg_chars_found, ack_words, ack_lines, ack_phrase, confirm_prompt, foreign_ids) of one
     turn whose action has the argument `values` (action_values). `hinted`: False when the
     observation holds none of _CONFIRM_HINTS (confirm_hints tells a whole batch at once)."""
-    found, confirm, rest = argument_rest(values, observation, hinted)
-    if rest is None:
-        return found, None, None, False, False, 0
-    words, lines, ack, foreign = _short_reply(rest)
-    return found, words, lines, ack, confirm, foreign
-
-
-def argument_rest(values: list[str], observation: str, hinted: bool = True
-                  ) -> tuple[int, bool, str | None]:
-    """(arg_chars_found, confirm_prompt, the text a short reply's words are read from: its
-    head with the argument values out; None when the observation is not a short reply)."""
     head = observation[:SHORT_REPLY_CHARS * 4]
     rest, found = head, 0
     for value in values:
@@ -82,8 +73,9 @@ def argument_rest(values: list[str], observation: str, hinted: bool = True
     # (cheap substring tests first: regexes are the cost of this function)
     confirm = hinted and _confirms(observation[-CONFIRM_TAIL_CHARS:])
     if len(observation) > SHORT_REPLY_CHARS and not confirm:
-        return found, False, None
-    return found, confirm, rest
+        return found, None, None, False, False, 0
+    words, lines, ack, foreign = _short_reply(rest)
+    return found, words, lines, ack, confirm, foreign
 
 
 def _confirms(tail: str) -> bool:

@@ -10,7 +10,13 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from quality.short_replies import _short_reply, argument_rest, confirm_hints
+from quality.short_replies import (
+    CONFIRM_TAIL_CHARS,
+    SHORT_REPLY_CHARS,
+    _confirms,
+    _short_reply,
+    confirm_hints,
+)
 from quality.short_replies_ascii import ascii_short_replies
 
 Columns = tuple[list[int], list[int | None], list[int | None], list[bool], list[bool], list[int]]
@@ -34,10 +40,21 @@ def reply_rows(values: list[list[str]], column: pa.ChunkedArray,
 
 def _argument_rests(values: list[list[str]], observations: list[str | None], hints: list[bool]
                     ) -> tuple[list[int], list[bool], list[str | None]]:
-    """argument_rest of every row, as three lists."""
-    rows = [argument_rest(row_values, observation or "", hinted) for row_values, observation,
-            hinted in zip(values, observations, hints, strict=True)]
-    found, confirm, rests = (list(c) for c in zip(*rows, strict=True)) if rows else ([],) * 3
+    """Per row, as reply_row finds them: the characters of its values found, its confirm
+    prompt, and the text left for a short reply's words (None: not a short reply). (reply_row's
+    steps written out in one loop: a function call per row cost a third more.)"""
+    found, confirm, rests = [], [], []
+    for row_values, observation, hinted in zip(values, observations, hints, strict=True):
+        observation = observation or ""
+        rest, chars = observation[:SHORT_REPLY_CHARS * 4], 0
+        for value in row_values:
+            if value in rest:
+                chars += len(value)
+                rest = rest.replace(value, " ")
+        asks = hinted and _confirms(observation[-CONFIRM_TAIL_CHARS:])
+        found.append(chars)
+        confirm.append(asks)
+        rests.append(None if len(observation) > SHORT_REPLY_CHARS and not asks else rest)
     return found, confirm, rests
 
 
