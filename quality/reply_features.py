@@ -206,8 +206,7 @@ def reply_columns(batch: pa.Table, turn: np.ndarray) -> dict[str, pa.Array]:
             per_action[action or ""] = (parsed, action_values(action or "", parsed, identifiers))
     arguments = [per_action[a or ""][0] for a in actions]
     action_args = [per_action[a or ""][1] for a in actions]
-    found, words, lines, ack, confirm, foreign = reply_rows(
-        action_args, batch["observation"], observations)
+    replies = reply_rows(action_args, batch["observation"], observations)
     flat, lined = masked_texts(batch["observation"])
     action_share, seen_share, prev_share = compiled_line_shares(
         batch["action"], {action: args for action, (_, args) in per_action.items()},
@@ -219,12 +218,7 @@ def reply_columns(batch: pa.Table, turn: np.ndarray) -> dict[str, pa.Array]:
         "prev_line_share": prev_share,
         "blank_view": pa.array([v and blank_view(o) for v, o in zip(
             _numbered_lines(batch["observation"]), observations, strict=True)], pa.bool_()),
-        "arg_chars_found": pa.array(found, pa.int32()),
-        "ack_words": pa.array(words, pa.int32()),
-        "ack_lines": pa.array(lines, pa.int32()),
-        "ack_phrase": pa.array(ack, pa.bool_()),
-        "confirm_prompt": pa.array(confirm, pa.bool_()),
-        "foreign_ids": pa.array(foreign, pa.int32()),
-        "repeat_masked": pa.array(
-            repeat_masked(observations, flat, turn, [f > 0 for f in found]), pa.int8()),
+        **replies,
+        "repeat_masked": pa.array(repeat_masked(observations, flat, turn, (
+            replies["arg_chars_found"].to_numpy() > 0).tolist()), pa.int8()),
     }

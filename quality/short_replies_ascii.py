@@ -20,6 +20,9 @@ import polars as pl
 
 from quality.short_replies import ACK_WORDS
 
+REPLY_SCHEMA = {"ack_words": pl.Int64, "ack_lines": pl.Int64, "ack_phrase": pl.Boolean,
+                "foreign_ids": pl.Int64}
+
 _SPACE = r"[\t\n\x0b\x0c\r \x1c-\x1f]"  # Python's \s on ASCII
 _W = "0-9A-Za-z_"  # \w on ASCII (inside a class)
 EXIT_STATUS = (rf"(?i)\[?{_SPACE}*(the )?(command )?(completed|finished|exited)? ?with "
@@ -42,7 +45,7 @@ IDENTIFIER = (rf"[{_W}.+-]+@[{_W}-]+\.[{_W}.]+|(?:[{_W}.-]*/[{_W}.-]+)+"
 
 def ascii_short_replies(texts: list[str]) -> pl.DataFrame:
     """(ack_words, ack_lines, ack_phrase, foreign_ids) of each ASCII text, as
-    short_replies._short_reply gives them, as a frame in the texts' order."""
+    short_replies._short_reply gives them, as a frame in the texts' order (REPLY_SCHEMA)."""
     rest = pl.col("text")
     exited = (pl.when(rest.str.contains("(?i)with") | rest.str.contains("<returncode>",
                                                                         literal=True))
@@ -55,7 +58,7 @@ def ascii_short_replies(texts: list[str]) -> pl.DataFrame:
                                             & line.str.contains(REPLY_KEY)))
     frame = frame.select(
         rest.str.replace_all(LINE_BREAK, "\n").str.split("\n")
-        .list.eval(counted).list.sum().cast(pl.Int64).alias("lines"),
+        .list.eval(counted).list.sum().cast(pl.Int64).alias("ack_lines"),
         keyed.alias("keyed"))
     plain = pl.col("keyed").str.replace_all(NUMBERISH, " ")
     frame = frame.with_columns(plain.alias("plain"))
@@ -63,7 +66,7 @@ def ascii_short_replies(texts: list[str]) -> pl.DataFrame:
     ack = (~pl.col("keyed").str.contains(ALNUM) | plain.str.to_lowercase().str.contains(ACK_WORD)
            | plain.str.extract(f"({WORD})").str.contains(PAST_TENSE).fill_null(False))
     return frame.select(
-        plain.str.count_matches(WORD).cast(pl.Int64).alias("words"), "lines",
-        ack.alias("ack"),
+        plain.str.count_matches(WORD).cast(pl.Int64).alias("ack_words"), "ack_lines",
+        ack.alias("ack_phrase"),
         pl.when(ack).then(plain.str.count_matches(IDENTIFIER)).otherwise(0)
-        .cast(pl.Int64).alias("foreign"))
+        .cast(pl.Int64).alias("foreign_ids"))

@@ -8,6 +8,8 @@ compares these columns against.)
 
 from __future__ import annotations
 
+import numpy as np
+import polars as pl
 import pyarrow as pa
 
 from quality.short_replies import (
@@ -17,25 +19,33 @@ from quality.short_replies import (
     _short_reply,
     confirm_hints,
 )
-from quality.short_replies_ascii import ascii_short_replies
+from quality.short_replies_ascii import REPLY_SCHEMA, ascii_short_replies
 
-Columns = tuple[list[int], list[int | None], list[int | None], list[bool], list[bool], list[int]]
-Reply = tuple[int | None, int | None, bool, int]
-_LONG: Reply = (None, None, False, 0)  # (not a short reply: reply_row's answer)
+_LONG = (None, None, False, 0)  # (not a short reply: reply_row's answer)
 
 
 def reply_rows(values: list[list[str]], column: pa.ChunkedArray,
-               observations: list[str | None]) -> Columns:
-    """(arg_chars_found, ack_words, ack_lines, ack_phrase, confirm_prompt, foreign_ids) as
-    reply_row gives them, a list each: the observations as an Arrow `column` and as
-    `observations` (its to_pylist), each row's argument `values` (action_values)."""
+               observations: list[str | None]) -> dict[str, pa.Array]:
+    """The columns arg_chars_found, ack_words, ack_lines, ack_phrase, confirm_prompt and
+    foreign_ids, each row's values as reply_row gives them: the observations as an Arrow
+    `column` and as `observations` (its to_pylist), each row's argument `values`
+    (action_values). (A short reply's four values are taken from its distinct text's row,
+    by Arrow: no Python tuple per row.)"""
     found, confirm, rests = _argument_rests(values, observations, confirm_hints(column))
-    if not rests:
-        return [], [], [], [], [], []
-    replies = _replies_of({rest for rest in rests if rest is not None})
-    replies[None] = _LONG
-    words, lines, ack, foreign = map(list, zip(*map(replies.__getitem__, rests), strict=True))
-    return found, words, lines, ack, confirm, foreign
+    texts, replies = _replies_of({rest for rest in rests if rest is not None})
+    position: dict[str | None, int] = dict(zip(texts, range(len(texts)), strict=True))
+    position[None] = len(texts)  # (the last row: _LONG)
+    rows = np.fromiter(map(position.__getitem__, rests), np.int64, len(rests))
+    taken = replies.take(pa.array(rows))
+    return {"arg_chars_found": pa.array(found, pa.int32()),
+            "ack_words": _int32(taken["ack_words"]), "ack_lines": _int32(taken["ack_lines"]),
+            "ack_phrase": taken["ack_phrase"].combine_chunks(),
+            "confirm_prompt": pa.array(confirm, pa.bool_()),
+            "foreign_ids": _int32(taken["foreign_ids"])}
+
+
+def _int32(column: pa.ChunkedArray) -> pa.Array:
+    return column.combine_chunks().cast(pa.int32())
 
 
 def _argument_rests(values: list[list[str]], observations: list[str | None], hints: list[bool]
@@ -58,13 +68,12 @@ def _argument_rests(values: list[list[str]], observations: list[str | None], hin
     return found, confirm, rests
 
 
-def _replies_of(texts: set[str]) -> dict[str | None, Reply]:
-    """_short_reply of each text: the ASCII ones by polars passes, the others by itself."""
+def _replies_of(texts: set[str]) -> tuple[list[str], pa.Table]:
+    """The texts in the order of their rows, and _short_reply of each as a REPLY_SCHEMA row,
+    then _LONG's row: the ASCII texts by polars passes, the others by _short_reply."""
     ascii_texts = [text for text in texts if text.isascii()]
-    replies: dict[str | None, Reply] = {}
-    if ascii_texts:
-        frame = ascii_short_replies(ascii_texts)
-        replies.update(zip(ascii_texts, zip(*(frame[name].to_list() for name in frame.columns),
-                                            strict=True), strict=True))
-    replies.update((text, _short_reply(text)) for text in texts if not text.isascii())
-    return replies
+    others = [text for text in texts if not text.isascii()]
+    rows = [_short_reply(text) for text in others] + [_LONG]
+    frames = [ascii_short_replies(ascii_texts)] if ascii_texts else []
+    frames.append(pl.DataFrame(rows, schema=REPLY_SCHEMA, orient="row"))
+    return ascii_texts + others, pl.concat(frames).to_arrow()

@@ -9,7 +9,7 @@ import random
 import pyarrow as pa
 
 from quality.short_replies import _short_reply, reply_row
-from quality.short_replies_ascii import ascii_short_replies
+from quality.short_replies_ascii import REPLY_SCHEMA, ascii_short_replies
 from quality.short_reply_columns import reply_rows
 
 # Where Rust's regex and Python's re could part: \s and the separators \x1c-\x1f, the line
@@ -35,10 +35,13 @@ TOKENS = ['"', '"status"', ":", ": ", " ", "\t", "\n", "\r", "\r\n", "\x0b", "\x
           "2024-01-05", "T10:00:01Z", "[", "]", "Command ", "the ",
           "[Current working directory: /a]", "<returncode>", "</returncode>", "<output>",
           "/w/a.md", "a@b.io", "x_y", "k9", "v1.2", ".", "_", "+", "a", "B", "sent", "okay"]
+NAMES = ("arg_chars_found", "ack_words", "ack_lines", "ack_phrase", "confirm_prompt",
+         "foreign_ids")  # (reply_row's order)
 
 
 def _columns(texts: list[str]) -> list[tuple[int, int, bool, int]]:
     frame = ascii_short_replies(texts)
+    assert frame.schema == REPLY_SCHEMA
     return list(zip(*(frame[name].to_list() for name in frame.columns), strict=True))
 
 
@@ -62,5 +65,10 @@ def test_reply_rows_are_reply_row() -> None:
     rows = [values[i % len(values)] for i in range(len(observations))]
     column = pa.chunked_array([observations], pa.large_string())
     plain = [reply_row(v, o or "") for v, o in zip(rows, observations, strict=True)]
-    assert list(zip(*reply_rows(rows, column, observations), strict=True)) == plain
-    assert reply_rows([], pa.chunked_array([], pa.large_string()), []) == ([],) * 6
+    columns = reply_rows(rows, column, observations)
+    assert list(columns) == list(NAMES)
+    assert list(zip(*(columns[name].to_pylist() for name in NAMES), strict=True)) == plain
+    assert [columns[name].type for name in NAMES] == [pa.int32()] * 3 + [pa.bool_()] * 2 + [
+        pa.int32()]
+    empty = reply_rows([], pa.chunked_array([], pa.large_string()), [])
+    assert [len(empty[name]) for name in NAMES] == [0] * 6
