@@ -9,7 +9,9 @@ Why the patterns are spelled out instead of reused:
 - Rust's regex has no look-ahead: _REPLY_KEY's `(?=\\s|$)` becomes a group that takes the
   next character and puts it back in the replacement (no key can start on a space that
   follows a colon, so taking it hides no match);
-- str.splitlines also breaks at \\r, \\v, \\f and \\x1c-\\x1e: those become \\n first.
+- str.splitlines also breaks at \\r, \\v, \\f and \\x1c-\\x1e: those become \\n first;
+- `\\b` is `(?-u:\\b)`, the ASCII boundary (Python's on ASCII text; Rust's Unicode one
+  would leave the fast engines).
 Both engines pick the leftmost match and, among alternatives, the first (Rust's leftmost-
 first semantics are a backtracker's), and no pattern here can match empty.
 """
@@ -47,11 +49,12 @@ def ascii_short_replies(texts: list[str]) -> pl.DataFrame:
     """(ack_words, ack_lines, ack_phrase, foreign_ids) of each ASCII text, as
     short_replies._short_reply gives them, as a frame in the texts' order (REPLY_SCHEMA)."""
     rest = pl.col("text")
+    # (_short_reply's guard, which decides: the frame lines and </output> hold no "with")
     exited = (pl.when(rest.str.contains("(?i)with") | rest.str.contains("<returncode>",
                                                                         literal=True))
               .then(rest.str.replace_all(EXIT_STATUS, " ")).otherwise(rest))
     frame = pl.DataFrame({"text": texts}, schema={"text": pl.String}).select(exited)
-    keyed = (pl.when(rest.str.contains(":", literal=True))
+    keyed = (pl.when(rest.str.contains(":", literal=True))  # (a key has a colon)
              .then(rest.str.replace_all(REPLY_KEY, " ${1}")).otherwise(rest))
     line = pl.element()
     counted = (line.str.contains(ALNUM) & ~(line.str.contains(":", literal=True)
