@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from quality.hash_slots import empty_table, first_slot
+from quality.hash_slots import empty_table, first_slot, table_bits
 from quality.kernel_cache import cached_njit
 
 TEXT_BITS = 20  # identities: a hash's bits above these (where packed keys kept a text index)
@@ -33,6 +33,7 @@ _IDENT = np.uint64(((1 << 63) - 1) & ~((1 << TEXT_BITS) - 1))
 _MIX = np.uint64(0x9E3779B97F4A7C15)  # (trajectory number x this) ^ hash: the identity
 _FLAG = np.uint64(1 << 63)
 _NONE = -9  # "no such occurrence"
+_KEY, _FIRST, _LAST, _BEFORE_LAST = 0, 1, 2, 3  # `_walk`'s state of an identity
 _SHINGLE_COUNTS = ("obs_shingles", "in_action", "in_context", "novel", "in_prev_obs")
 _WORD_COUNTS = ("new_words", "new_words_from_action", "own_words")
 
@@ -112,13 +113,11 @@ def _walk(hashes, offsets, flagged, row_trajectory, words, chrome_min):
         size = (offsets[starts[s + 1]] - offsets[starts[s]]
                 + offsets[n + starts[s + 1]] - offsets[n + starts[s]])
         largest = max(largest, size)
-    table, bits = empty_table(largest)
-    capacity = len(table)
-    group_key = np.empty(largest, np.uint64)
+    table, _ = empty_table(largest)
+    # per identity, side by side (one cache line for a probe's reads): its key (as int64),
+    # its first text, its last two texts
+    state = np.empty((largest, 4), np.int64)
     group_slot = np.empty(largest, np.int64)
-    first = np.empty(largest, np.int64)
-    last = np.empty(largest, np.int64)
-    before_last = np.empty(largest, np.int64)
     observations = np.zeros(largest, np.int64)
     occurrence_group = np.empty(largest, np.int64)
     occurrence_row = np.empty(largest, np.int64)
@@ -126,12 +125,19 @@ def _walk(hashes, offsets, flagged, row_trajectory, words, chrome_min):
     for s in range(len(starts) - 1):
         lo, hi = starts[s], starts[s + 1]
         mix = np.uint64(row_trajectory[lo]) * _MIX
+        # the trajectory's own table size: its slots stay in cache, where probes spread over
+        # the largest trajectory's table missed it
+        bits = table_bits(offsets[hi] - offsets[lo] + offsets[n + hi] - offsets[n + lo])
+        capacity = 1 << bits
         groups = 0
         n_occ = 0
         for r in range(lo, hi):
             for side in range(2):
                 k = r + side * n
                 t = 2 * r + side
+                # the text's counts in locals, stored once after it (a store to counts per
+                # occurrence kept them in memory: numba cannot tell counts from the tables)
+                c0 = c1 = c2 = c3 = c4 = 0
                 for j in range(offsets[k], offsets[k + 1]):
                     key = (hashes[j] ^ mix) & _IDENT
                     if has_flags and flagged[j]:
@@ -139,48 +145,54 @@ def _walk(hashes, offsets, flagged, row_trajectory, words, chrome_min):
                     slot = first_slot(key, bits)
                     while True:
                         g = table[slot]
-                        if g < 0 or group_key[g] == key:
+                        if g < 0 or state[g, _KEY] == np.int64(key):
                             break
                         slot = (slot + 1) & (capacity - 1)
                     if g < 0:
                         g = groups
                         groups += 1
                         table[slot] = g
-                        group_key[g] = key
+                        state[g, _KEY] = np.int64(key)
                         group_slot[g] = slot
                         observations[g] = 0
                         f, p, p2 = t, _NONE, _NONE
-                    elif last[g] == t:
+                    elif state[g, _LAST] == t:
                         continue  # twice in one text: once
                     else:
-                        f, p, p2 = first[g], last[g], before_last[g]
+                        f, p, p2 = state[g, _FIRST], state[g, _LAST], state[g, _BEFORE_LAST]
                     if p == _NONE:
-                        first[g] = t
-                    before_last[g] = p
-                    last[g] = t
+                        state[g, _FIRST] = t
+                    state[g, _BEFORE_LAST] = p
+                    state[g, _LAST] = t
                     if side == 0:
                         continue
                     if words:
-                        counts[0, r] += f >= t - 1
-                        counts[1, r] += f == t - 1
+                        c0 += f >= t - 1
+                        c1 += f == t - 1
                         observations[g] += 1
                         if p != t - 1:  # own_words, unless chrome (known at the end)
                             occurrence_group[n_occ] = g
                             occurrence_row[n_occ] = r
                             n_occ += 1
                     else:
-                        counts[0, r] += 1
-                        counts[1, r] += p == t - 1
-                        counts[2, r] += f < t - 1
-                        counts[3, r] += f == t
-                        counts[4, r] += (p == t - 2) or (p == t - 1 and p2 == t - 2)
+                        c0 += 1
+                        c1 += p == t - 1
+                        c2 += f < t - 1
+                        c3 += f == t
+                        c4 += (p == t - 2) or (p == t - 1 and p2 == t - 2)
                         pair_rows[n_pairs] = r
                         pair_groups[n_pairs] = g
                         n_pairs += 1
+                if side == 1:
+                    counts[0, r] = c0
+                    counts[1, r] = c1
+                    counts[2, r] = c2
+                    counts[3, r] = c3
+                    counts[4, r] = c4
         turns = hi - lo
         for i in range(n_occ):
             g = occurrence_group[i]
-            chrome = ((group_key[g] & _FLAG) != 0) or (
+            chrome = ((np.uint64(state[g, _KEY]) & _FLAG) != 0) or (
                 turns >= chrome_min and 2 * observations[g] >= turns)
             if not chrome:
                 counts[2, occurrence_row[i]] += 1
