@@ -37,6 +37,8 @@ from quality.volatile import DIGITS, ID_MIN_CHARS
 
 _BACKSLASH = 0x5C
 _ESCAPED = np.array([ord(c) for c in 'ntr"\\/'], dtype=np.int64)  # after a backslash
+# `_Tables.kind` bits: a word byte, an ASCII digit (a word byte too), a byte opening an escape
+_WORD, _DIGIT, _ESCAPE = np.uint8(1), np.uint8(2), np.uint8(4)
 _MAX_OFFSET = 2**31 - 1  # a string view's offset is an int32
 # the low k bytes of a uint64, k = 0..8
 _MASKS = np.array([(1 << (8 * k)) - 1 for k in range(9)], dtype=np.uint64)
@@ -82,13 +84,13 @@ def split_words(data: np.ndarray, offsets: np.ndarray, separators: list[str],
 
 class _Tables(NamedTuple):
     """The scan's byte tables (a named tuple: numba takes it as it is): word bytes of ASCII (1)
-    and separators (0), the byte that opens a JSON escape, the bytes an escape takes after
-    it, the ASCII digits, and the non-ASCII separators."""
+    and separators (0); each byte's kind for `_scan_ascii_full` (_WORD, _DIGIT, _ESCAPE bits:
+    one load a byte instead of three); the bytes an escape takes after it; and the non-ASCII
+    separators."""
 
     word_byte: np.ndarray
-    escape_start: np.ndarray
+    kind: np.ndarray
     escaped: np.ndarray
-    digit_byte: np.ndarray
     other_codes: np.ndarray
 
 
@@ -106,10 +108,9 @@ def _tables(separators: list[str], json_escapes: bool) -> _Tables:
     if json_escapes:
         escape_start[_BACKSLASH] = 1
         escaped[_ESCAPED] = 1
-    digit_byte = np.zeros(256, dtype=np.uint8)
-    digit_byte[ord("0"): ord("9") + 1] = 1
-    return _Tables(word_byte, escape_start, escaped, digit_byte,
-                   np.array(sorted(others), dtype=np.int64))
+    kind = word_byte * _WORD + escape_start * _ESCAPE
+    kind[ord("0"): ord("9") + 1] |= _DIGIT
+    return _Tables(word_byte, kind, escaped, np.array(sorted(others), dtype=np.int64))
 
 
 @cached_njit
@@ -171,14 +172,14 @@ def _scan_ascii_full(data: np.ndarray, lo: int, hi: int, tables: _Tables, bounds
     channel = len(digits) > 0
     i = lo
     while i < hi:
-        b = data[i]
-        word = tables.word_byte[b]
+        kind = tables.kind[data[i]]
+        word = kind & _WORD
         if channel:
             digits[n] = digit
-            digit = (digit | tables.digit_byte[b]) & word
+            digit = (digit | (kind >> np.uint8(1))) & word  # (_DIGIT >> 1 == _WORD)
         n = _mark(bounds, n, i, word ^ previous)
         previous = word
-        if tables.escape_start[b] and i + 1 < hi and tables.escaped[data[i + 1]]:
+        if kind & _ESCAPE and i + 1 < hi and tables.escaped[data[i + 1]]:
             i += 1
         i += 1
     if channel:
