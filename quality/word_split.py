@@ -142,8 +142,8 @@ def _scan(data: np.ndarray, offsets: np.ndarray, other: np.ndarray, tables: _Tab
 # The ASCII scans go by byte flags, without a branch on them: a word starts and ends where the
 # flag changes, so every byte writes the next bound's slot and the count moves on only at a
 # change. Text switches between words and spaces every few bytes, so a branch on the flag
-# mispredicts; uint8 flags and unsigned counters, since numba checks a signed index for a
-# negative value (which here doubled the time). Each returns the words found.
+# mispredicts; uint8 flags and unsigned counters and positions, since numba checks a signed
+# index for a negative value (which here doubled the time). Each returns the words found.
 
 
 @cached_njit(inline="always")
@@ -152,7 +152,7 @@ def _scan_ascii(data: np.ndarray, lo: int, hi: int, word_byte: np.ndarray,
     """Words of data[lo:hi], bounds from bounds[at]."""
     n = np.uint64(at)
     previous = np.uint8(0)  # the previous byte was a word byte
-    for i in range(lo, hi):
+    for i in range(np.uint64(lo), np.uint64(hi)):  # (unsigned: see above)
         b = data[i]
         word = word_byte[b]
         n = _mark(bounds, n, i, word ^ previous)
@@ -170,8 +170,8 @@ def _scan_ascii_full(data: np.ndarray, lo: int, hi: int, tables: _Tables, bounds
     n = np.uint64(at)
     previous = digit = np.uint8(0)
     channel = len(digits) > 0
-    i = lo
-    while i < hi:
+    i, end = np.uint64(lo), np.uint64(hi)  # (unsigned: see above)
+    while i < end:
         kind = tables.kind[data[i]]
         word = kind & _WORD
         if channel:
@@ -179,9 +179,9 @@ def _scan_ascii_full(data: np.ndarray, lo: int, hi: int, tables: _Tables, bounds
             digit = (digit | (kind >> np.uint8(1))) & word  # (_DIGIT >> 1 == _WORD)
         n = _mark(bounds, n, i, word ^ previous)
         previous = word
-        if kind & _ESCAPE and i + 1 < hi and tables.escaped[data[i + 1]]:
-            i += 1
-        i += 1
+        if kind & _ESCAPE and i + np.uint64(1) < end and tables.escaped[data[i + np.uint64(1)]]:
+            i += np.uint64(1)
+        i += np.uint64(1)
     if channel:
         digits[n] = digit
     return _words_found(bounds, n, hi, previous, at)
