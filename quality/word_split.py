@@ -260,18 +260,22 @@ def _views(packed: np.ndarray, bounds: np.ndarray, views: np.ndarray) -> None:
     `packed` (`_packed`) around it, by shifts, and masked to its length (no branch on the
     length; reading byte by byte was the loop's time)."""
     for w in range(len(views)):
-        start, length = bounds[2 * w], bounds[2 * w + 1] - bounds[2 * w]
-        at = start >> 3
-        shift = np.uint64(8 * (start & 7))
-        low, middle, high = packed[at], packed[at + 1], packed[at + 2]
+        # (unsigned positions and lengths: numba checks a signed index for a negative value)
+        start = np.uint64(bounds[2 * w])
+        length = np.uint64(bounds[2 * w + 1]) - start
+        at = start >> np.uint64(3)
+        shift = np.uint64(8) * (start & np.uint64(7))
+        low = packed[at]
+        middle, high = packed[at + np.uint64(1)], packed[at + np.uint64(2)]
         # (a shift by 64 is undefined: 63 - shift, then 1, gives 0 where shift is 0)
         first = (low >> shift) | ((middle << (np.uint64(63) - shift)) << np.uint64(1))
         second = (middle >> shift) | ((high << (np.uint64(63) - shift)) << np.uint64(1))
-        head = first & _MASKS[min(length, 4)]
+        head = first & _MASKS[min(length, np.uint64(4))]
         rest = (first >> np.uint64(32)) | (second << np.uint64(32))
-        views[w, 0] = np.uint64(length) | (head << np.uint64(32))
-        inline = rest & _MASKS[min(max(length - 4, 0), 8)]
-        views[w, 1] = inline if length <= 12 else np.uint64(start) << np.uint64(32)
+        views[w, 0] = length | (head << np.uint64(32))
+        # (the bytes after the first 4, at most 8: max(length - 4, 0) without a negative)
+        inline = rest & _MASKS[min(length, np.uint64(12)) - min(length, np.uint64(4))]
+        views[w, 1] = inline if length <= np.uint64(12) else start << np.uint64(32)
 
 
 @cached_njit(inline="always")
