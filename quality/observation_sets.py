@@ -128,7 +128,7 @@ def _walk(hashes, offsets, flagged, row_trajectory, words, chrome_min):
         # the trajectory's own table size: its slots stay in cache, where probes spread over
         # the largest trajectory's table missed it
         bits = table_bits(offsets[hi] - offsets[lo] + offsets[n + hi] - offsets[n + lo])
-        capacity = 1 << bits
+        wrap = np.uint64((1 << bits) - 1)
         groups = 0
         n_occ = 0
         for r in range(lo, hi):
@@ -138,16 +138,18 @@ def _walk(hashes, offsets, flagged, row_trajectory, words, chrome_min):
                 # the text's counts in locals, stored once after it (a store to counts per
                 # occurrence kept them in memory: numba cannot tell counts from the tables)
                 c0 = c1 = c2 = c3 = c4 = 0
-                for j in range(offsets[k], offsets[k + 1]):
+                # (unsigned positions and slots: numba checks a signed index for a negative
+                # value on every read)
+                for j in range(np.uint64(offsets[k]), np.uint64(offsets[k + 1])):
                     key = (hashes[j] ^ mix) & _IDENT
                     if has_flags and flagged[j]:
                         key |= _FLAG
-                    slot = first_slot(key, bits)
+                    slot = np.uint64(first_slot(key, bits))
                     while True:
                         g = table[slot]
                         if g < 0 or state[g, _KEY] == np.int64(key):
                             break
-                        slot = (slot + 1) & (capacity - 1)
+                        slot = (slot + np.uint64(1)) & wrap
                     if g < 0:
                         g = groups
                         groups += 1
