@@ -180,22 +180,24 @@ def _join_grams(hashes: np.ndarray, offsets: np.ndarray, ngram: int, out: np.nda
     """`shingle_words`' loop, compiled (one pass, no n-wide temporaries: numpy's version was
     memory-bound). Sums wrap around mod 2^64, so the order of the terms does not matter: the
     same hashes as `_weighted_sum` + `_mix64`, and as `grams_at` for full n-grams."""
-    at = 0
+    at = np.uint64(0)
+    # (unsigned positions: numba checks a signed index for a negative value on every read)
+    width = np.uint64(ngram)
     for t in range(len(offsets) - 1):
-        lo, hi = offsets[t], offsets[t + 1]
-        if hi - lo >= ngram:
-            for j in range(lo, hi - ngram + 1):
+        lo, hi = np.uint64(offsets[t]), np.uint64(offsets[t + 1])
+        if hi - lo >= width:
+            for j in range(lo, hi - width + np.uint64(1)):
                 acc = np.uint64(0)
-                for k in range(ngram):
+                for k in range(width):
                     acc += hashes[j + k] * _POSITION_MULTIPLIERS[k]
                 out[at] = _mix64_one(acc)
-                at += 1
+                at += np.uint64(1)
         elif hi > lo:
-            acc = np.uint64(hi - lo) * _SHORT_TEXT_MULTIPLIER
+            acc = (hi - lo) * _SHORT_TEXT_MULTIPLIER
             for k in range(hi - lo):
                 acc += hashes[lo + k] * _POSITION_MULTIPLIERS[k]
             out[at] = _mix64_one(acc)
-            at += 1
+            at += np.uint64(1)
 
 
 @cached_njit(inline="always")
