@@ -78,3 +78,17 @@ def run_numbers(ids: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray
     lengths = np.diff(np.r_[starts, len(run)])
     ordinal = np.arange(len(run), dtype=np.int64) - np.repeat(starts, lengths)
     return run, ordinal
+
+
+def rows_of(batch: pa.Table, value_set: pa.Array) -> pa.Table:
+    """The rows of `batch` whose trajectory_id is in `value_set`, as slices of its runs of
+    such rows: whole trajectories are left out, so the rows kept are a few long runs, and a
+    slice copies no text (a filter copies every text, which a reader that combines the
+    chunks then copies again)."""
+    wanted = pc.is_in(batch["trajectory_id"], value_set=value_set).to_numpy(
+        zero_copy_only=False)
+    if wanted.all():
+        return batch
+    edges = np.flatnonzero(np.diff(np.r_[False, wanted, False]))
+    runs = [batch.slice(lo, hi - lo) for lo, hi in zip(edges[::2], edges[1::2], strict=True)]
+    return pa.concat_tables(runs) if runs else batch.slice(0, 0)

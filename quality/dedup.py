@@ -43,7 +43,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from quality.batches import run_numbers, trajectory_batches
+from quality.batches import rows_of, run_numbers, trajectory_batches
 from quality.clusters import find, star_edges, union
 from quality.minhash import LshConfig, MinHashConfig, signature_array, signatures
 from quality.shingles import (
@@ -52,6 +52,7 @@ from quality.shingles import (
     char_shingles,
     laid_out_word_hashes,
     shingle_words,
+    sorted_distinct,
     word_hashes,
 )
 from quality.tables import DEDUP_SIGNATURES, DUPLICATE_PAIRS, TRAJECTORY_DEDUP
@@ -269,9 +270,7 @@ def _batches_of(paths: list[Path], tasks: dict[str, str], keep: set[str], config
     value_set = pa.array(sorted(keep), pa.string())
     for path in paths:
         for batch in trajectory_batches(path, columns, config.batch_rows, config.batch_bytes):
-            wanted = pc.is_in(batch["trajectory_id"], value_set=value_set)
-            if not pc.all(wanted).as_py():  # (a copy of every text otherwise)
-                batch = batch.filter(wanted)
+            batch = rows_of(batch, value_set)
             if batch.num_rows == 0:
                 continue
             traj_ids, hashes, offsets, texts = _trajectory_words(batch, tasks, config)
@@ -335,7 +334,8 @@ def _shingle_sets(paths: list[Path], tasks: dict[str, str], involved: set[str],
         return
     for traj_ids, _, shingled in _batches_of(paths, tasks, involved, config):
         for k, tid in enumerate(traj_ids):
-            yield tid, np.unique(shingled.hashes[shingled.offsets[k]:shingled.offsets[k + 1]])
+            yield tid, sorted_distinct(shingled.hashes[shingled.offsets[k]:
+                                                        shingled.offsets[k + 1]])
 
 
 def exact_jaccard(a: np.ndarray, b: np.ndarray) -> float:

@@ -124,6 +124,17 @@ class Shingled:
         return np.repeat(np.arange(self.n_texts, dtype=np.int64), self.counts())
 
 
+def sorted_distinct(hashes: np.ndarray) -> np.ndarray:
+    """`np.unique(hashes)` by a sort and a neighbour test: numpy 2's unique hashes the values
+    and then sorts the distinct ones anyway, 10x slower at 10^4 uint64 and 25x at 10^5 (a
+    long trajectory's shingles)."""
+    ordered = np.sort(hashes)
+    if len(ordered) < 2:
+        return ordered
+    return ordered[np.r_[True, ordered[1:] != ordered[:-1]]]
+
+
+
 def word_hashes(texts: Sequence[str] | pa.Array | pa.ChunkedArray | pl.Series,
                 tokens: Tokens = "whitespace", mask_ids: bool = False
                 ) -> tuple[np.ndarray, np.ndarray]:

@@ -228,3 +228,13 @@ def test_signature_kernel_matches_plain_python_for_every_count_and_split():
     pairs = list(zip(texts, flags, strict=True))
     assert kept.tolist() == [python_signature(h[f].tolist()) for h, f in pairs]
     assert other.tolist() == [python_signature(h[~f].tolist()) for h, f in pairs]
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 7, 1000])
+def test_sorted_distinct_is_np_unique(n):
+    rng = np.random.default_rng(n)
+    hashes = rng.integers(0, 2**64 - 1, size=n, dtype=np.uint64, endpoint=True)
+    hashes = np.concatenate([hashes, hashes[: n // 3], np.full(n % 3, 2**64 - 1, np.uint64)])
+    got = shingles.sorted_distinct(hashes)
+    want = np.unique(hashes)
+    assert got.dtype == want.dtype and np.array_equal(got, want)
