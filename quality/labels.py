@@ -5,7 +5,8 @@ per category, the rules' ids and meanings, the ambiguity margin, plus the file's
 which `label_turns` writes into every row and into the Parquet metadata, so a table labelled
 under another policy is visibly different. `label_turns(features_path, out_path, policy)` runs
 quality/rules.sql under the policy's thresholds and under thresholds moved by the margin (see
-quality/rules.py), then quality/labels.sql, in DuckDB.
+quality/rules.py; the three in one scan, `rules.variants_sql`), then quality/labels.sql, in
+DuckDB.
 """
 
 from __future__ import annotations
@@ -20,7 +21,14 @@ from typing import Any
 
 import duckdb
 
-from quality.rules import RULE_IDS, Ambiguity, features_json_sql, moved_thresholds, parse_ambiguity
+from quality.rules import (
+    RULE_IDS,
+    Ambiguity,
+    features_json_sql,
+    moved_thresholds,
+    parse_ambiguity,
+    variants_sql,
+)
 from sources.markdown import markdown_cell, markdown_table
 from sources.storage import Files, file_list, load_sql, parquet_view, query_arrow, write_parquet
 
@@ -167,9 +175,10 @@ def label_turns(features_path: Path, out_path: Path, policy: Policy | None = Non
         parquet_view(con, "features", features_path, file_row_number=True)
         if trajectories is None:
             trajectories = distinct_trajectories(con)
-        for variant, params in policy.variants().items():
-            con.execute(f"CREATE TEMP TABLE rules_{variant} AS {rules_sql}",
-                        params | {"trajectories": trajectories})
+        variants = policy.variants()
+        con.execute(f"CREATE TEMP TABLE rules AS {variants_sql(rules_sql, list(variants))}",
+                    {f"{key}__{variant}": value for variant, params in variants.items()
+                     for key, value in params.items()} | {"trajectories": trajectories})
         table = query_arrow(con, labels_sql, policy.label_params())
     finally:
         con.close()

@@ -1,6 +1,6 @@
 -- One labelled row per turn: the rule that named it (quality/rules.sql, run by labels.py into
--- rules_policy under the policy's thresholds, and into rules_easier / rules_harder with every
--- threshold moved by the policy's margin), its category and loss weight, the feature values
+-- the table `rules`: column policy under the policy's thresholds, easier / harder with every
+-- threshold moved by the policy's margin; rules.variants_sql), its category and loss weight, the feature values
 -- that rule read, and whether the turn is ambiguous: a margin's move gives it another category.
 -- The rule_features placeholder below is replaced by labels.py: one json_object per rule
 -- (rules.features_json_sql).
@@ -12,16 +12,14 @@ WITH weights (category, weight) AS (
 ),
 judged AS (
     SELECT
-        p.file_row_number,
-        p.rule,
-        e.rule AS easier_rule,
-        h.rule AS harder_rule,
-        split_part(p.rule, '.', 1) AS category,
-        split_part(e.rule, '.', 1) AS easier_category,
-        split_part(h.rule, '.', 1) AS harder_category
-    FROM rules_policy AS p
-    JOIN rules_easier AS e USING (file_row_number)
-    JOIN rules_harder AS h USING (file_row_number)
+        r.file_row_number,
+        r.policy AS rule,
+        r.easier AS easier_rule,
+        r.harder AS harder_rule,
+        split_part(r.policy, '.', 1) AS category,
+        split_part(r.easier, '.', 1) AS easier_category,
+        split_part(r.harder, '.', 1) AS harder_category
+    FROM rules AS r
 ),
 weighed AS (
     SELECT

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,6 +93,37 @@ def features_json_sql(rule_column: str, alias: str = "f") -> str:
         pairs = ", ".join(f"'{n}', {alias}.{n}" for n in names)
         branches.append(f"WHEN '{rule.id}' THEN json_object({pairs})")
     return f"CASE {rule_column} {' '.join(branches)} END::VARCHAR"
+
+
+# rules.sql's shape, comments removed: its floor's formula and its CASE (what `variants_sql`
+# writes once per variant).
+_SHAPE = re.compile(r"\s*WITH\s+boilerplate_floor\s+AS\s+\(\s*SELECT\s+(.*?)\s+AS\s+"
+                    r"min_trajectories\s*\)\s*SELECT\s+f\.file_row_number\s*,\s*(CASE\b.*"
+                    r"\bEND)\s+AS\s+rule\s+FROM\s+features\s+AS\s+f\s*,\s*"
+                    r"boilerplate_floor\s+AS\s+b\s*", re.S)
+
+
+def variants_sql(sql: str, variants: Sequence[str]) -> str:
+    """rules.sql's rule under each of several sets of thresholds, in one scan of the features:
+    one column per variant, named after it, whose thresholds are the parameters
+    `$name__variant` (`$trajectories` is shared). The same rule ids as rules.sql run once per
+    variant, without reading the features again for each."""
+    shape = _SHAPE.fullmatch(re.sub(r"--[^\n]*", "", sql))
+    if not shape:
+        raise ValueError("rules.sql: expected WITH boilerplate_floor AS (SELECT ... AS "
+                         "min_trajectories) SELECT f.file_row_number, CASE ... END AS rule FROM "
+                         "features AS f, boilerplate_floor AS b")
+    floor, case = shape.groups()
+    floors = ", ".join(f"{_renamed(floor, v)} AS {v}" for v in variants)
+    cases = ", ".join(f"{_renamed(case, v).replace('b.min_trajectories', f'b.{v}')} AS {v}"
+                      for v in variants)
+    return (f"WITH boilerplate_floor AS (SELECT {floors})\nSELECT f.file_row_number, {cases}"
+            "\nFROM features AS f, boilerplate_floor AS b")
+
+
+def _renamed(sql: str, variant: str) -> str:
+    """Every parameter but $trajectories renamed $name__variant."""
+    return re.sub(r"\$(?!trajectories\b)(\w+)", rf"$\1__{variant}", sql)
 
 
 @dataclass(frozen=True)

@@ -3,11 +3,13 @@ category of real fixture turns."""
 
 from __future__ import annotations
 
+import duckdb
 import pyarrow.parquet as pq
 import pytest
 from quality_rows import trajectory, write_partition
 from ui_markdown import rendered_table, ui_problems
 
+import quality.labels
 from quality.features import compute_turn_features
 from quality.labels import (
     CATEGORIES,
@@ -17,7 +19,9 @@ from quality.labels import (
     load_policy,
     policy_hash,
 )
+from quality.rules import variants_sql
 from quality.stage import run_quality_stage
+from sources.storage import load_sql, parquet_view
 
 CANNED = "Welcome to the portal. Please sign in to continue with your account."
 
@@ -54,7 +58,8 @@ def test_broken_policies_are_refused(tmp_path, edit, message):
 
 
 @pytest.fixture(scope="module")
-def labelled(tmp_path_factory):
+def hand_built(tmp_path_factory):
+    """The turn features of hand-built turns (a path)."""
     root = tmp_path_factory.mktemp("labels")
     trajectories = {
         "a.json": trajectory("t", [
@@ -70,10 +75,30 @@ def labelled(tmp_path_factory):
         trajectories[f"login{k}.json"] = trajectory(f"task {k}", [
             (f"goto site{k}", CANNED), (f"read {k}", f"body {k} of page number {k * 13}")])
     turns, _ = write_partition(root, "web", trajectories)
-    features, labels = root / "features.parquet", root / "labels.parquet"
-    compute_turn_features(turns, features)
-    stats = label_turns(features, labels)
+    compute_turn_features(turns, root / "features.parquet")
+    return root / "features.parquet"
+
+
+@pytest.fixture(scope="module")
+def labelled(hand_built):
+    labels = hand_built.with_name("labels.parquet")
+    stats = label_turns(hand_built, labels)
     return stats, pq.read_table(labels)
+
+
+def test_variants_sql_is_rules_sql_per_variant(hand_built):
+    policy = load_policy()
+    variants = policy.variants()
+    rules_sql = load_sql(quality.labels.__file__, "rules.sql")
+    con = duckdb.connect()
+    parquet_view(con, "features", hand_built, file_row_number=True)
+    merged = con.execute(variants_sql(rules_sql, list(variants)), {
+        f"{k}__{v}": value for v, params in variants.items() for k, value in params.items()}
+        | {"trajectories": 3}).fetchall()
+    for column, params in enumerate(variants.values(), start=1):
+        alone = con.execute(f"{rules_sql} ORDER BY 1", params | {"trajectories": 3}).fetchall()
+        assert sorted((row[0], row[column]) for row in merged) == alone
+    assert len({row[1:] for row in merged}) > 1
 
 
 def test_rules_on_hand_built_turns(labelled):
