@@ -51,6 +51,7 @@ import pyarrow.parquet as pq
 
 from quality import patterns
 from quality.action_echo import ascii_action_echoes
+from quality.ascii_patterns import ascii_pattern_columns
 from quality.batches import run_numbers, trajectory_batches
 from quality.corpus_columns import (
     SIGNATURE_COLUMNS,
@@ -280,6 +281,7 @@ def _batch_inputs(batch: pa.Table, traj_offset: int, config: FeatureConfig,
     columns["long_max_jaccard"] = pa.array(best_long, pa.float64(), from_pandas=True)
     columns.update(_previous_turn(batch, sets["obs_shingles"], turn))
     columns["ascii_echo"] = ascii_action_echoes(batch["action"], batch["observation"])
+    columns.update(ascii_pattern_columns(batch, columns["obs_chars"], config.head_tail_chars))
     inputs = batch
     for name, column in columns.items():
         inputs = inputs.append_column(name, column)

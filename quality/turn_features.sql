@@ -12,6 +12,9 @@
 --   obs_chars       the observation's length in characters (code points, as length());
 --   ascii_echo      action_in_observation where the action and the observation are ASCII,
 --                   NULL elsewhere (quality/action_echo.py: lower() copies every text);
+--   ascii_error_text, ascii_content_chars  error_text_found (where `scanned` is `head_tail`)
+--                   and content_chars where the observation is ASCII, NULL elsewhere
+--                   (quality/ascii_patterns.py: the same patterns by polars, 3x faster);
 --   prev_obs_shingles, prev_obs_chars  obs_shingles and the observation's length of the
 --                   previous turn of the trajectory (NULL on its first turn): the rows come in
 --                   trajectory and turn order, so they are the previous row's, taken in numpy
@@ -62,7 +65,8 @@ checked AS (
 found AS (
     SELECT
         *,
-        CASE WHEN {error_text} THEN true ELSE false END AS error_text_found
+        CASE WHEN ascii_error_text IS NOT NULL THEN ascii_error_text
+             WHEN {error_text} THEN true ELSE false END AS error_text_found
     FROM checked AS t
 ),
 stripped AS (
@@ -99,7 +103,9 @@ judged AS (
 measured AS (
     SELECT
         *,
-        regexp_replace(head_tail, {empty_wrappers}, '', 'g') AS unwrapped,
+        CASE WHEN ascii_content_chars IS NULL
+             THEN regexp_replace(head_tail, {empty_wrappers}, '', 'g')
+        END AS unwrapped,
         CASE
             WHEN is_error THEN 'flag'
             WHEN exit_code <> 0 THEN 'exit_code'
@@ -124,7 +130,8 @@ SELECT
     -- The length of trim(unwrapped) without trimming: trim() drops the space separators
     -- (Unicode Zs, the class below) at both ends, but walks the whole text to find the last
     -- one; the two anchored runs cannot meet in a text with a letter or digit.
-    CASE WHEN regexp_matches(unwrapped, '[\pL\pN]')
+    CASE WHEN ascii_content_chars IS NOT NULL THEN ascii_content_chars
+         WHEN regexp_matches(unwrapped, '[\pL\pN]')
          THEN length(unwrapped) - length(regexp_extract(unwrapped, '^{spaces}+'))
               - length(regexp_extract(unwrapped, '{spaces}+$'))
          ELSE 0
