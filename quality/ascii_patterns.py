@@ -126,15 +126,15 @@ def _head_tail(frame: pl.DataFrame, chars: int) -> pl.Series:
 
 
 def _error_text(head_tail: pl.Series, formats: pl.Series) -> np.ndarray:
-    """Any error pattern of the row's format in its text (the query's `error_text_found`)."""
-    found = head_tail.str.contains(
-        rust_pattern(patterns.any_of(patterns.GENERIC_ERRORS + patterns.REFUSALS))
-    ).to_numpy().copy()
-    for fmt, extra in sorted(patterns.FORMAT_ERRORS.items()):
+    """Any error pattern of the row's format in its text (the query's `error_text_found`):
+    one alternation of the generic and the format's patterns over each format's rows (one
+    scan a text: 0.89 -> 0.57 CPU s per 148k turns against a generic scan and a format's)."""
+    found = np.zeros(len(head_tail), dtype=np.bool_)
+    generic = patterns.GENERIC_ERRORS + patterns.REFUSALS
+    for fmt in sorted(formats.unique().to_list()):
         rows = (formats == fmt).to_numpy()
-        if rows.any():
-            found[rows] |= head_tail.filter(rows).str.contains(
-                rust_pattern(patterns.any_of(extra))).to_numpy()
+        regex = rust_pattern(patterns.any_of(generic + patterns.FORMAT_ERRORS.get(fmt, ())))
+        found[rows] = head_tail.filter(rows).str.contains(regex).to_numpy()
     return found
 
 
