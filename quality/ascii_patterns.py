@@ -117,12 +117,15 @@ def _scanned_rows(inputs: pa.Table) -> np.ndarray:
 
 def _head_tail(frame: pl.DataFrame, chars: int) -> pl.Series:
     """turn_features.sql's `head_tail`: the observation, or its first and last `chars`
-    characters joined by a line break where it is longer than twice that."""
-    text = pl.col("observation")
-    return frame.select(
-        pl.when(pl.col("obs_chars") <= 2 * chars).then(text)
-        .otherwise(text.str.slice(0, chars) + pl.lit("\n") + text.str.slice(-chars))
-    ).to_series()
+    characters joined by a line break where it is longer than twice that (only those rows
+    built anew: 0.13 -> 0.06 CPU s per 148k against a `when` over every row)."""
+    texts = frame["observation"]
+    long = (frame["obs_chars"] > 2 * chars).to_numpy()
+    if not long.any():
+        return texts
+    cut = texts.filter(long)
+    return texts.scatter(np.flatnonzero(long), cut.str.slice(0, chars) + "\n"
+                         + cut.str.slice(-chars))
 
 
 def _error_text(head_tail: pl.Series, formats: pl.Series) -> np.ndarray:
