@@ -195,3 +195,13 @@ def test_every_pattern_compiles_in_polars() -> None:
     for group in (patterns.GENERIC_ERRORS, patterns.REFUSALS, patterns.EMPTY_OUTPUT_WRAPPERS,
                   *patterns.FORMAT_ERRORS.values()):
         texts.str.contains(rust_pattern(patterns.any_of(group)))
+
+
+def test_no_wrapper_matches_an_empty_text() -> None:
+    """(Where a pattern matched the empty text, RE2's global replace and Rust's replace_all
+    could step past an empty match differently.)"""
+    texts = pl.Series(["", " ", "\n", "\n\n", " \t\n", "a", "[", ":", "\\"])
+    for wrapper in patterns.EMPTY_OUTPUT_WRAPPERS:
+        lengths = texts.str.extract_all(rust_pattern(wrapper)).list.eval(
+            pl.element().str.len_bytes()).explode().drop_nulls()
+        assert (lengths > 0).all(), wrapper
