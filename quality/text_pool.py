@@ -66,8 +66,7 @@ def lowered_pool(columns: Sequence[pa.Array | pa.ChunkedArray], slots: Sequence[
     offsets = np.zeros(n_texts + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     size = int(offsets[-1])
-    packed = np.empty(size // 8 + 3, dtype=np.uint64)
-    packed[size // 8:] = 0  # (the bytes past the texts; the copies fill the rest)
+    packed = padded_words(size)
     out = packed.view(np.uint8)[:size]
     for part in parts:
         ascii_rows = np.flatnonzero(~part.other)
@@ -78,6 +77,15 @@ def lowered_pool(columns: Sequence[pa.Array | pa.ChunkedArray], slots: Sequence[
             _copy_rows(data, lowered_offsets, np.arange(len(lowered_offsets) - 1),
                        offsets[part.slots[part.other]], False, out)
     return LoweredTexts(out, offsets, packed, other)
+
+
+def padded_words(size: int) -> np.ndarray:
+    """Room for `size` bytes as little-endian uint64 words, zero from the word holding byte
+    `size` on and two words more (the word split reads any 16 bytes from a position up to
+    `size` with two aligned loads); the caller fills the bytes before `size`."""
+    packed = np.empty(size // 8 + 3, dtype=np.uint64)
+    packed[size // 8:] = 0
+    return packed
 
 
 class _Column:

@@ -32,7 +32,7 @@ import numpy as np
 import pyarrow as pa
 
 from quality.kernel_cache import cached_njit
-from quality.text_pool import LoweredTexts, non_ascii_rows
+from quality.text_pool import LoweredTexts, non_ascii_rows, padded_words
 from quality.volatile import DIGITS, ID_MIN_CHARS
 
 _BACKSLASH = 0x5C
@@ -245,9 +245,8 @@ def _scan_decoding(data: np.ndarray, lo: int, hi: int, word_byte: np.ndarray,
 
 
 def _packed(data: np.ndarray) -> np.ndarray:
-    """The bytes as little-endian uint64 words, zero-padded by two words and more (so that
-    `_views` reads any 16 bytes from a position up to len(data) with two aligned loads)."""
-    packed = np.zeros(len(data) // 8 + 3, dtype=np.uint64)
+    """The bytes as padded_words (`_views` reads them with aligned loads)."""
+    packed = padded_words(len(data))
     packed.view(np.uint8)[:len(data)] = data
     return packed
 
