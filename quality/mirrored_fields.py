@@ -27,10 +27,12 @@ from collections.abc import Container
 from functools import lru_cache
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
-# `tool_name({...})`, the form the readers write tool calls in (reply_features.action_values).
-CALL = re.compile(r"^\s*[\w.:/-]*\((.*)\)\s*$", re.DOTALL)
+from quality.batch_actions import BatchActions, call_arguments, string_array
+
 MAX_REPLY_CHARS = 100_000  # longer observations are pages or listings, not a created object
 _KEY_NOISE = re.compile(r"[^a-z0-9]")
 WRITE_VERBS = frozenset(
@@ -45,18 +47,6 @@ MIRRORED_COLUMN_DOCS: dict[str, str] = {
                        "key with the same value (a created object mirroring the call)",
     "write_call": "the tool's name holds a writing verb (create, add, update, send, ...)",
 }
-
-
-def call_arguments(action: str) -> Any:
-    """The parsed JSON arguments of `tool({...})` or of a bare JSON document, else None."""
-    call = CALL.match(action)
-    text = (call.group(1) if call else action).strip()
-    if text[:1] not in ("{", "["):
-        return None
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
 
 
 @lru_cache(maxsize=65536)
@@ -146,33 +136,38 @@ def write_call(tool_name: str | None) -> bool:
     return any(word in WRITE_VERBS for word in words)
 
 
-def mirrored_columns(actions: list[str], observations: list[str],
-                     tool_names: list[str | None], arguments: list[Any] | None = None
+def mirrored_columns(actions: BatchActions, observations: list[str | None],
+                     tool_names: list[str | None] | pa.Array | pa.ChunkedArray
                      ) -> dict[str, pa.Array]:
-    """The MIRRORED_COLUMN_DOCS columns, in row order (`arguments`: each action's
-    `call_arguments`, when the caller has them)."""
-    if arguments is None:
-        arguments = [call_arguments(a or "") for a in actions]
-    # Each distinct action's pairs found once (actions repeat: a third of the JSON replies'
-    # rows have a distinct one), each distinct (action, reply) read once (a sixth repeat),
-    # and only for rows whose reply may be JSON.
-    sent_of: dict[str, set[tuple[str, str]]] = {}
-    read: dict[tuple[str, str], tuple[int, int]] = {}
-    pairs: list[tuple[int, int]] = []
-    for action, observation, parsed in zip(actions, observations, arguments, strict=True):
+    """The MIRRORED_COLUMN_DOCS columns, in row order (`actions`: the batch's batch_actions)."""
+    sent, mirrored = np.zeros(len(observations), np.int32), np.zeros(len(observations), np.int32)
+    # Only the rows of an action whose arguments are a JSON object can send a field, and only
+    # where the reply may be JSON: each distinct action's pairs found once (a third of the
+    # JSON replies' rows have a distinct one), each distinct (action, reply) read once (a
+    # sixth repeat).
+    objects = np.array([isinstance(a, dict) for a in actions.arguments], bool)
+    rows = np.flatnonzero(objects[actions.index])
+    sent_of: dict[int, set[tuple[str, str]]] = {}
+    read: dict[tuple[int, str], tuple[int, int]] = {}
+    for row, action in zip(rows.tolist(), actions.index[rows].tolist(), strict=True):
+        observation = observations[row]
         if not _may_be_json(observation):
-            pairs.append((0, 0))
             continue
-        if (sent := sent_of.get(action or "")) is None:
-            sent = sent_of[action or ""] = sent_pairs(parsed)
-        if not sent:
-            found = (0, 0)
-        elif (found := read.get((action or "", observation))) is None:
-            found = read[action or "", observation] = mirrored_fields(
-                action, observation, parsed, sent)
-        pairs.append(found)
-    writes = {name: write_call(name) for name in set(tool_names)}
-    return {"fields_sent": pa.array([p[0] for p in pairs], pa.int32()),
-            "fields_mirrored": pa.array([p[1] for p in pairs], pa.int32()),
-            # (each distinct tool name read once: a batch has a few dozen)
-            "write_call": pa.array([writes[t] for t in tool_names], pa.bool_())}
+        if (pairs := sent_of.get(action)) is None:
+            pairs = sent_of[action] = sent_pairs(actions.arguments[action])
+        if not pairs:
+            continue
+        if (found := read.get((action, observation))) is None:
+            found = read[action, observation] = mirrored_fields(
+                actions.texts[action], observation, actions.arguments[action], pairs)
+        sent[row], mirrored[row] = found
+    return {"fields_sent": pa.array(sent), "fields_mirrored": pa.array(mirrored),
+            "write_call": _write_calls(tool_names)}
+
+
+def _write_calls(tool_names: list[str | None] | pa.Array | pa.ChunkedArray) -> pa.Array:
+    """write_call of each row's tool name (a null as ""), each distinct name read once: a batch
+    has a few dozen."""
+    codes = pc.dictionary_encode(pc.fill_null(string_array(tool_names), ""))
+    writes = np.array([write_call(name) for name in codes.dictionary.to_pylist()], bool)
+    return pa.array(writes[codes.indices.to_numpy()], pa.bool_())

@@ -41,11 +41,12 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from quality.batch_actions import batch_actions, call_arguments
 from quality.flat_texts import flat_arrow_texts
 from quality.line_marks import drop_line_marks
 from quality.line_shares import HAS_CONTENT, LINE_MAX_CHARS, MIN_VALUE_CHARS
 from quality.line_shares_compiled import compiled_line_shares
-from quality.mirrored_fields import MIRRORED_COLUMN_DOCS, call_arguments, mirrored_columns
+from quality.mirrored_fields import MIRRORED_COLUMN_DOCS, mirrored_columns
 from quality.nested import strings_in
 from quality.short_replies import _IDENTIFIER
 from quality.short_reply_columns import reply_rows
@@ -195,24 +196,20 @@ def _numbered_lines(observations: list[str] | pa.ChunkedArray) -> list[bool]:
 
 def reply_columns(batch: pa.Table, turn: np.ndarray) -> dict[str, pa.Array]:
     """The REPLY_COLUMN_DOCS columns of a batch of whole trajectories, in row order."""
-    actions = batch["action"].to_pylist()
     observations = batch["observation"].to_pylist()
     # Each distinct action parsed once (commands repeat), its arguments used twice.
-    per_action: dict[str, tuple[Any, list[str]]] = {}
+    actions = batch_actions(batch["action"])
     identifiers: dict[str, str] = {}
-    for action in actions:
-        if (action or "") not in per_action:
-            parsed = call_arguments(action or "")
-            per_action[action or ""] = (parsed, action_values(action or "", parsed, identifiers))
-    arguments = [per_action[a or ""][0] for a in actions]
-    action_args = [per_action[a or ""][1] for a in actions]
-    replies = reply_rows(action_args, batch["observation"], observations)
+    values = [action_values(text, parsed, identifiers)
+              for text, parsed in zip(actions.texts, actions.arguments, strict=True)]
+    replies = reply_rows([values[k] for k in actions.index.tolist()], batch["observation"],
+                         observations)
     flat, lined = masked_texts(batch["observation"])
     action_share, seen_share, prev_share = compiled_line_shares(
-        batch["action"], {action: args for action, (_, args) in per_action.items()},
+        batch["action"], dict(zip(actions.texts, values, strict=True)),
         batch["observation"], lined, turn)
     return {
-        **mirrored_columns(actions, observations, batch["tool_name"].to_pylist(), arguments),
+        **mirrored_columns(actions, observations, batch["tool_name"]),
         "action_line_share": action_share,
         "seen_line_share": seen_share,
         "prev_line_share": prev_share,

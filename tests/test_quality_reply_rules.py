@@ -7,12 +7,14 @@ from __future__ import annotations
 import re
 
 import polars as pl
+import pyarrow as pa
 import pyarrow.parquet as pq
 from quality_rows import trajectory, write_partition
 
+from quality.batch_actions import batch_actions, call_arguments
 from quality.features import compute_turn_features
 from quality.labels import label_turns
-from quality.mirrored_fields import call_arguments, mirrored_columns, mirrored_fields, write_call
+from quality.mirrored_fields import mirrored_columns, mirrored_fields, write_call
 from quality.reply_features import action_values, masked_texts
 from quality.short_replies import _IDENTIFIER, _IDENTIFIER_HOLDING, _NUMBERISH, _WORD
 
@@ -177,8 +179,8 @@ def test_reply_patterns_match_as_written() -> None:
 
 
 def test_mirrored_columns_match_mirrored_fields_row_by_row() -> None:
-    """The columns' fast path (each distinct action's pairs once, non-JSON replies skipped)
-    gives what the plain per-row definition gives."""
+    """The columns' fast path (each distinct action's pairs once, non-JSON replies and
+    actions without a JSON object skipped) gives what the plain per-row definition gives."""
     create = 'lms-create_course({"account_id": 1, "name": "Poetry-7", "course_code": "PO-7"})'
     actions = [create, create, "ls -la", create, 'shop-get({"productId": 27})', None, create,
                'shop-get({"productId": 27})', '{"name": "x"}', "f([1, 2])"]
@@ -187,10 +189,11 @@ def test_mirrored_columns_match_mirrored_fields_row_by_row() -> None:
                     '{"a": 1}', None, '{"productId": 27}', '{"name": "x"}', "[1, 2]"]
     tools = ["lms-create_course"] * len(actions)
     plain = [mirrored_fields(a or "", o or "") for a, o in zip(actions, observations, strict=True)]
-    for arguments in (None, [call_arguments(a or "") for a in actions]):
-        columns = mirrored_columns(actions, observations, tools, arguments)
+    for column in (actions, pa.chunked_array([actions[:4], actions[4:]], pa.string())):
+        columns = mirrored_columns(batch_actions(column), observations, tools)
         assert list(zip(columns["fields_sent"].to_pylist(),
                         columns["fields_mirrored"].to_pylist(), strict=True)) == plain
+        assert columns["write_call"].to_pylist() == [True] * len(actions)
     assert plain[:2] == [(3, 2), (3, 1)] and plain[7] == (1, 1)
 
 
