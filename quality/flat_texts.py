@@ -25,18 +25,18 @@ from quality.text_pool import string_buffers
 def flat_texts(texts: pl.Series) -> list[str]:
     """Each text (a null as "") with whitespace runs collapsed and stripped, as polars'
     replace_all + strip_chars would write it."""
-    return flat_arrow_texts(texts.fill_null("").to_arrow(compat_level=pl.CompatLevel.oldest()))
+    column = texts.fill_null("").to_arrow(compat_level=pl.CompatLevel.oldest())
+    return flat_arrow_texts(column).to_pylist()
 
 
-def flat_arrow_texts(column: pa.Array) -> list[str]:
-    """flat_texts of an Arrow string column without nulls."""
+def flat_arrow_texts(column: pa.Array) -> pa.LargeStringArray:
+    """flat_texts of an Arrow string column without nulls, as an Arrow column."""
     data, offsets = string_buffers(column)
     out = np.empty(len(data), dtype=np.uint8)  # (a flat text is never longer)
     out_offsets = np.zeros(len(offsets), dtype=np.int64)
     _collapse(data, offsets, out, out_offsets)
-    flat = pa.LargeStringArray.from_buffers(len(column), pa.py_buffer(out_offsets),
-                                            pa.py_buffer(out))
-    return pl.Series(flat).to_list()
+    return pa.LargeStringArray.from_buffers(len(column), pa.py_buffer(out_offsets),
+                                           pa.py_buffer(out))
 
 
 @cached_njit(inline="always")

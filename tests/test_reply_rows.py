@@ -1,14 +1,27 @@
 """The shortcuts of reply_row and blank_view (quality/short_replies.py, reply_features.py)
 give what their plain definitions give: the batch's confirm hints from polars, the short
 replies' cache, the view's lines read until one has content; action_values' tokens looked
-up once per batch."""
+up once per batch; repeat_masked's rows found by Arrow's dictionary encoding."""
 
 from __future__ import annotations
 
+import random
+
+import numpy as np
+import polars as pl
 import pyarrow as pa
+import pytest
 
 from quality.line_shares import HAS_CONTENT, LINE_MAX_CHARS
-from quality.reply_features import _IDENTIFIER, _TWO_LETTERS, _VIEW_LINE, action_values, blank_view
+from quality.reply_features import (
+    _IDENTIFIER,
+    _TWO_LETTERS,
+    _VIEW_LINE,
+    action_values,
+    blank_view,
+    masked_texts,
+    repeat_masked,
+)
 from quality.short_replies import _short_reply, confirm_hints, reply_row
 
 FILLER = "log line 42 done\n" * 60  # over SHORT_REPLY_CHARS
@@ -62,3 +75,49 @@ def test_action_values_with_shared_identifiers_are_the_plain_ones():
     identifiers: dict[str, str] = {}
     for action in actions * 2:
         assert action_values(action, None, identifiers) == plain(action), action
+
+
+def _plain_repeat_masked(observations: list[str | None], flat: list[str], turn: list[int],
+                         quotes: list[bool]) -> list[int]:
+    """The definition: a walk keeping each trajectory's previous and latest texts by key."""
+    out, seen, previous = [], {}, (None, "")
+    for row, text in enumerate(observations):
+        text, key = text or "", flat[row]
+        if turn[row] == 0:
+            seen, previous = {}, (None, "")
+        found = 0
+        if turn[row] > 0 and text.strip():
+            if key == previous[0] and (text == previous[1] or not quotes[row]):
+                found = 1
+            elif key in seen and (text == seen[key] or not quotes[row]):
+                found = 2
+        out.append(found)
+        seen[key] = text
+        previous = (key, text)
+    return out
+
+
+@pytest.mark.parametrize("collide", [False, True])
+def test_repeat_masked_is_the_walk_by_key(collide: bool, monkeypatch: pytest.MonkeyPatch):
+    """Each row compared with the latest earlier row of its trajectory holding its masked
+    text (by a hash, else by Arrow's dictionary encoding) gives what the walk gives; with
+    every text given one hash, the collisions are found and the codes answer."""
+    if collide:
+        monkeypatch.setattr(pl.Series, "hash", lambda self: pl.Series(
+            [7] * len(self), dtype=pl.UInt64))
+    rng = random.Random(7)
+    texts = ["ok", "ok ", " ok", "at 10:00:01 ok", "at 11:02:03 ok", "", "  ", "\x1c", None,
+             "wrote /w/a.md", "wrote /w/b.md", "a\n\nb", "a b", "état 2024-01-05"]
+    for _ in range(200):
+        n = rng.randrange(0, 30)
+        observations = [rng.choice(texts) for _ in range(n)]
+        turn = []
+        for row in range(n):
+            turn.append(0 if row == 0 or rng.random() < 0.2 else turn[-1] + 1)
+        if n and rng.random() < 0.1:
+            turn[0] = 3  # (a batch that opens inside a trajectory: the walk starts afresh)
+        quotes = [rng.random() < 0.5 for _ in range(n)]
+        flat, _ = masked_texts(observations)
+        got = repeat_masked(observations, flat, np.array(turn, np.int64), np.array(quotes, bool))
+        assert got.tolist() == _plain_repeat_masked(observations, flat.to_pylist(), turn,
+                                                    quotes), (observations, turn, quotes)
