@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -98,38 +99,52 @@ def _leaves(value: Any) -> Iterable[str]:
     return (text.strip() for text in strings_in(value))
 
 
+def _kept(value: str) -> bool:
+    """A value needs two letters: "2.0" (a JSON-RPC version) or "1" is in every reply."""
+    return len(value) >= MIN_VALUE_CHARS and _TWO_LETTERS.search(value) is not None
+
+
 _UNPARSED = object()
 
 
 def action_values(action: str, parsed: Any = _UNPARSED,
-                  identifiers: dict[str, str] | None = None) -> list[str]:
+                  lines_seen: dict[str, tuple[str, ...]] | None = None) -> list[str]:
     """The action's argument values, longest first: the leaves of `name({...})` JSON
     arguments (or of a bare JSON object), else its lines and its path-like tokens. `parsed`:
-    its `call_arguments` (None: not a JSON call), when the caller has them; `identifiers`:
-    what _identifier made of the tokens seen so far (kept by a caller across its actions:
-    commands share tokens)."""
-    values: list[str] = []
+    its `call_arguments` (None: not a JSON call), when the caller has them; `lines_seen`:
+    the values of each command line seen so far (kept by a caller across its actions:
+    commands share lines, a tool call's template or a `cd` in front)."""
     if parsed is _UNPARSED:  # (not `is None`: a command's None would be parsed again)
         parsed = call_arguments(action)
     if isinstance(parsed, (dict, list)):
-        values = list(_leaves(parsed))
+        kept = {value for value in _leaves(parsed) if _kept(value)}
     else:
-        values = [line.strip() for line in action.splitlines()]
-        identifiers = {} if identifiers is None else identifiers
-        for token in action.split():
-            if (kept := identifiers.get(token)) is None:
-                kept = identifiers[token] = _identifier(token)
-            if kept:
-                values.append(kept)
-    # A value needs two letters: "2.0" (a JSON-RPC version) or "1" is in every reply.
-    kept = {v for v in values if len(v) >= MIN_VALUE_CHARS and _TWO_LETTERS.search(v)}
-    return sorted(kept, key=lambda v: (-len(v), v))
+        # (a line break is whitespace to split(): the tokens are those of each line)
+        lines_seen = {} if lines_seen is None else lines_seen
+        kept = set()
+        for line in action.splitlines():
+            if (found := lines_seen.get(line)) is None:
+                found = lines_seen[line] = _line_values(line)
+            kept.update(found)
+    # (longest first, then in order: a stable sort by length of the sorted values)
+    return sorted(sorted(kept), key=len, reverse=True)
 
 
+def _line_values(line: str) -> tuple[str, ...]:
+    """A command line's kept values: the line, and its tokens that are identifiers."""
+    values = set(map(_identifier, line.split()))
+    values.discard("")
+    if _kept(stripped := line.strip()):
+        values.add(stripped)
+    return tuple(values)
+
+
+@lru_cache(maxsize=65536)
 def _identifier(token: str) -> str:
-    """The token without the quotes around it if that is an _IDENTIFIER, else ""."""
+    """The token without the quotes around it if that is an _IDENTIFIER and kept, else ""
+    (tokens repeat across commands: cached)."""
     stripped = token.strip("'\"")
-    return stripped if _IDENTIFIER.fullmatch(stripped) else ""
+    return stripped if _IDENTIFIER.fullmatch(stripped) and _kept(stripped) else ""
 
 
 def masked_texts(observations: list[str] | pa.ChunkedArray
@@ -220,8 +235,8 @@ def reply_columns(batch: pa.Table, turn: np.ndarray) -> dict[str, pa.Array]:
     observations = batch["observation"].to_pylist()
     # Each distinct action parsed once (commands repeat), its arguments used twice.
     actions = batch_actions(batch["action"])
-    identifiers: dict[str, str] = {}
-    values = [action_values(text, parsed, identifiers)
+    lines_seen: dict[str, tuple[str, ...]] = {}
+    values = [action_values(text, parsed, lines_seen)
               for text, parsed in zip(actions.texts, actions.arguments, strict=True)]
     replies = reply_rows([values[k] for k in actions.index.tolist()], batch["observation"],
                          observations)

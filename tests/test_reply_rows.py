@@ -1,7 +1,7 @@
 """The shortcuts of reply_row and blank_view (quality/short_replies.py, reply_features.py)
 give what their plain definitions give: the batch's confirm hints from polars, the short
-replies' cache, the view's lines read until one has content; action_values' tokens looked
-up once per batch; repeat_masked's rows found by Arrow's dictionary encoding."""
+replies' cache, the view's lines read until one has content; action_values' lines looked
+up once per batch; repeat_masked's rows found by a hash of the masked texts."""
 
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ def test_blank_view_stops_at_the_first_line_with_content_as_its_definition_reads
         assert blank_view(text) == plain(text), text
 
 
-def test_action_values_with_shared_identifiers_are_the_plain_ones():
+def test_action_values_with_shared_lines_are_the_plain_ones():
     def plain(action: str) -> list[str]:  # the definition: each token stripped and matched
         values = [line.strip() for line in action.splitlines()]
         values += [t.strip("'\"") for t in action.split()
@@ -71,10 +71,13 @@ def test_action_values_with_shared_identifiers_are_the_plain_ones():
         return sorted(kept, key=lambda v: (-len(v), v))
 
     actions = ["cat '/w/a.md' x_y", "cat /w/a.md 'x_y'", "ls -la\ncd src/app && make v2",
-               "echo \"a@b.io\" ''k9'' ab'c", "grep -r 'TODO' .", "", "   ", "run\u2003x.y\x1cz_w"]
-    identifiers: dict[str, str] = {}
+               "echo \"a@b.io\" ''k9'' ab'c", "grep -r 'TODO' .", "", "   ", "run\u2003x.y\x1cz_w",
+               # (lines shared by commands, and every kind of line break)
+               "cd src/app\r\nmake v2", "cd src/app\x85ls a.b", "cd src/app\u2028cat x/y",
+               "cd src/app\x0bls\x1dtmp/z\x1e  k9  \x0c", "cd src/app"]
+    lines_seen: dict[str, tuple[str, ...]] = {}
     for action in actions * 2:
-        assert action_values(action, None, identifiers) == plain(action), action
+        assert action_values(action, None, lines_seen) == plain(action), action
 
 
 def _plain_repeat_masked(observations: list[str | None], flat: list[str], turn: list[int],
