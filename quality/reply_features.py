@@ -44,6 +44,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from quality.batch_actions import batch_actions, call_arguments
+from quality.collector import collector_paused
 from quality.flat_texts import flat_arrow_texts
 from quality.line_marks import drop_line_marks
 from quality.line_shares import HAS_CONTENT, LINE_MAX_CHARS, MIN_VALUE_CHARS
@@ -230,6 +231,7 @@ def _numbered_lines(observations: list[str] | pa.ChunkedArray) -> list[bool]:
     return found.fill_null(False).to_list()
 
 
+@collector_paused()  # (its containers hold no cycle: quality/collector.py)
 def reply_columns(batch: pa.Table, turn: np.ndarray) -> dict[str, pa.Array]:
     """The REPLY_COLUMN_DOCS columns of a batch of whole trajectories, in row order."""
     observations = batch["observation"].to_pylist()
