@@ -13,6 +13,7 @@ import re
 from typing import Any, NamedTuple
 
 import numpy as np
+import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -40,18 +41,27 @@ class BatchActions(NamedTuple):
     arguments: list[Any]  # each distinct action's call_arguments (None: not a JSON call)
 
 
-def string_array(column: list[str | None] | pa.Array | pa.ChunkedArray) -> pa.Array:
-    """A string column (a list, or Arrow) as one Arrow array."""
+def string_array(column: Any) -> pa.LargeStringArray:
+    """A string column (a list, Arrow or polars) as one large_string Arrow array."""
     if isinstance(column, list):
-        return pa.array(column, pa.large_string())
+        column = pa.array(column, pa.large_string())
+    if isinstance(column, pl.Series):
+        column = column.to_arrow()
     if isinstance(column, pa.ChunkedArray):  # (one chunk, the usual: no copy)
-        return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+        column = column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+    if not pa.types.is_large_string(column.type):
+        column = column.cast(pa.large_string())
     return column
 
 
-def batch_actions(column: list[str | None] | pa.Array | pa.ChunkedArray) -> BatchActions:
-    """The BatchActions of a string column (a list, or Arrow)."""
+def distinct_strings(column: Any) -> tuple[list[str], np.ndarray]:
+    """A string column's distinct texts in order of first appearance (a null as "") and each
+    row's position among them (int64), by Arrow's dictionary encoding."""
     codes = pc.dictionary_encode(pc.fill_null(string_array(column), ""))
-    texts = codes.dictionary.to_pylist()
-    return BatchActions(texts, codes.indices.to_numpy().astype(np.int64),
-                        [call_arguments(text) for text in texts])
+    return codes.dictionary.to_pylist(), codes.indices.to_numpy().astype(np.int64)
+
+
+def batch_actions(column: Any) -> BatchActions:
+    """The BatchActions of a string column (a list, Arrow or polars)."""
+    texts, index = distinct_strings(column)
+    return BatchActions(texts, index, [call_arguments(text) for text in texts])

@@ -9,32 +9,18 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-import polars as pl
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from quality.batch_actions import distinct_strings, string_array
 from quality.line_shares import LINE_MAX_CHARS, line_shares
 from quality.line_shares_kernel import line_share_rows
 from quality.utf8_lines import byte_classes, code_point_flags
 
 
-def _array(column: Any) -> pa.Array:
-    """A string column (a list, Arrow or polars) as one large_string Arrow array."""
-    if isinstance(column, list):
-        column = pa.array(column, pa.large_string())
-    if isinstance(column, pl.Series):
-        column = column.to_arrow()
-    if isinstance(column, pa.ChunkedArray):  # (one chunk, the usual: no copy)
-        column = column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
-    if not pa.types.is_large_string(column.type):
-        column = column.cast(pa.large_string())
-    return column
-
-
 def string_spans(column: Any) -> tuple[np.ndarray, np.ndarray]:
     """(UTF-8 bytes, (2, rows) [start, end) of each row) of a string column (a null is an
     empty string), the bytes without a copy where Arrow allows."""
-    column = _array(column)
+    column = string_array(column)
     _, offsets, data = column.buffers()
     spans = np.frombuffer(offsets, np.int64)[column.offset:column.offset + len(column) + 1]
     spans = np.stack([spans[:-1], spans[1:]])
@@ -52,16 +38,15 @@ def compiled_line_shares(actions: Any, values_of: Mapping[str, list[str]],
     line_shares(actions, [values_of[a or ""] for a in actions], observations, lined, turn).
     The columns are lists, Arrow or polars; values_of: each action's values (action_values)
     by its text (a null action as "")."""
-    codes = pc.dictionary_encode(pc.fill_null(_array(actions), ""))
-    distinct = codes.dictionary.to_pylist()
+    distinct, index = distinct_strings(actions)
     values = [values_of[action] for action in distinct]
     if not all(all(value) for value in values):
         # (an empty value holds at every position: never from action_values, so the
         # definition answers, on Python strings)
-        rows = codes.indices.to_pylist()
+        rows = index.tolist()
         shares = line_shares([distinct[k] for k in rows], [values[k] for k in rows],
-                             _array(observations).to_pylist(), _array(lined).to_pylist(),
-                             turn)
+                             string_array(observations).to_pylist(),
+                             string_array(lined).to_pylist(), turn)
         return tuple(pa.array(share, pa.float64()) for share in shares)
     flat = [value for action_values in values for value in action_values]
     text, spans = string_spans(pa.array(distinct + flat, pa.large_string()))
@@ -69,7 +54,7 @@ def compiled_line_shares(actions: Any, values_of: Mapping[str, list[str]],
     masked_text, masked = string_spans(lined)
     shares, valid = line_share_rows(
         observation, observed, masked_text, masked, np.asarray(turn, np.int64),
-        codes.indices.to_numpy().astype(np.int64), text,
+        index, text,
         np.ascontiguousarray(spans[:, :len(distinct)]),
         np.ascontiguousarray(spans[:, len(distinct):]),
         np.cumsum([0] + [len(action_values) for action_values in values], dtype=np.int64),

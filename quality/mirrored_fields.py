@@ -29,9 +29,8 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from quality.batch_actions import BatchActions, call_arguments, string_array
+from quality.batch_actions import BatchActions, call_arguments, distinct_strings
 
 MAX_REPLY_CHARS = 100_000  # longer observations are pages or listings, not a created object
 _KEY_NOISE = re.compile(r"[^a-z0-9]")
@@ -168,6 +167,6 @@ def mirrored_columns(actions: BatchActions, observations: list[str | None],
 def _write_calls(tool_names: list[str | None] | pa.Array | pa.ChunkedArray) -> pa.Array:
     """write_call of each row's tool name (a null as ""), each distinct name read once: a batch
     has a few dozen."""
-    codes = pc.dictionary_encode(pc.fill_null(string_array(tool_names), ""))
-    writes = np.array([write_call(name) for name in codes.dictionary.to_pylist()], bool)
-    return pa.array(writes[codes.indices.to_numpy()], pa.bool_())
+    names, index = distinct_strings(tool_names)
+    writes = np.array([write_call(name) for name in names], bool)
+    return pa.array(writes[index], pa.bool_())

@@ -134,7 +134,6 @@ def sorted_distinct(hashes: np.ndarray) -> np.ndarray:
     return ordered[np.r_[True, ordered[1:] != ordered[:-1]]]
 
 
-
 def word_hashes(texts: Sequence[str] | pa.Array | pa.ChunkedArray | pl.Series,
                 tokens: Tokens = "whitespace", mask_ids: bool = False
                 ) -> tuple[np.ndarray, np.ndarray]:
