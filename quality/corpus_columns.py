@@ -24,15 +24,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from quality import patterns
 from quality.corpus_frequency import corpus_frequency
 from quality.domain_order import DomainOrder
 from quality.observation_sets import common_words, sampled_texts
-from quality.shingles import word_hashes
+from quality.shingles import protocol_normalised, word_hashes
 from quality.signature_windows import check_staged_rows, domain_windows
 from sources.storage import COMPRESSION, atomic_path
 
@@ -82,8 +80,8 @@ def domain_common_words(turns_paths: Sequence[Path], order: DomainOrder,
     counted = sampled_texts(len(ordered), config.common_min_observations)
     observations = (pa.concat_arrays(texts).take(pa.array(ordered[counted])) if texts
                     else pa.array([], pa.large_string()))
-    normalised = patterns.normalise_protocol_ids(pl.Series("text", observations))
-    words, offsets = word_hashes(normalised, config.shingles.tokens, config.shingles.mask_ids)
+    words, offsets = word_hashes(protocol_normalised(observations), config.shingles.tokens,
+                                 config.shingles.mask_ids)
     return common_words(words, offsets, config.common_word_share,
                         config.common_min_observations)
 

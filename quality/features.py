@@ -44,12 +44,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from quality import patterns
 from quality.action_echo import ascii_action_echoes
 from quality.ascii_patterns import ascii_pattern_columns
 from quality.batches import run_numbers, trajectory_batches
@@ -65,7 +63,13 @@ from quality.minhash import LshConfig, MinHashConfig, signature_bytes
 from quality.observation_sets import shingle_counts, word_counts
 from quality.reply_features import reply_columns
 from quality.residual import observation_signatures, residual_shingles
-from quality.shingles import ShingleConfig, Shingled, shingle_words, word_hashes
+from quality.shingles import (
+    ShingleConfig,
+    Shingled,
+    laid_out_word_hashes,
+    protocol_normalised,
+    shingle_words,
+)
 from quality.turn_sql import TurnSqlGroups, connect, render_turn_sql
 from sources.schema import TURN_SCHEMA
 from sources.storage import (
@@ -209,9 +213,12 @@ class _Tokens:
 
 
 def _tokenise(batch: pa.Table, config: FeatureConfig) -> _Tokens:
-    texts = patterns.normalise_protocol_ids(pl.Series("text", pa.chunked_array(
-        [batch["action"].combine_chunks(), batch["observation"].combine_chunks()])))
-    words, offsets = word_hashes(texts, config.shingles.tokens, config.shingles.mask_ids)
+    """The batch's actions, then its observations, as texts 0..n-1 and n..2n-1 of one pool
+    (laid out there from the two columns: no concatenated column)."""
+    n = batch.num_rows
+    columns = [protocol_normalised(batch[name]) for name in ("action", "observation")]
+    words, offsets = laid_out_word_hashes(columns, [np.arange(n), np.arange(n, 2 * n)], 2 * n,
+                                          config.shingles.tokens, config.shingles.mask_ids)
     return _Tokens(batch.num_rows, words, offsets,
                    shingle_words(words, offsets, config.shingles.ngram))
 

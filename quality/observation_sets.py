@@ -23,7 +23,6 @@ per-turn features on top of these counts stay SQL (turn_features.sql).
 from __future__ import annotations
 
 import numpy as np
-import polars as pl
 
 from quality.hash_slots import empty_table, first_slot, table_bits
 from quality.kernel_cache import cached_njit
@@ -62,10 +61,50 @@ def word_counts(hashes: np.ndarray, offsets: np.ndarray, row_trajectory: np.ndar
     turns."""
     flagged = np.zeros(0, np.bool_)
     if len(common) and len(hashes):
-        flagged = pl.Series(hashes).is_in(pl.Series(common).implode()).to_numpy()
+        flagged = common_flags(np.ascontiguousarray(hashes, np.uint64),
+                               np.asarray(common, np.uint64))
     counts, _, _ = _walk(hashes, offsets, flagged, row_trajectory, True,
                          chrome_min_observations)
     return dict(zip(_WORD_COUNTS, counts[:3], strict=True))
+
+
+def common_flags(hashes: np.ndarray, common: np.ndarray) -> np.ndarray:
+    """Per hash, whether it is one of `common` (a few hundred words, which make some 70 % of
+    the words of generated agent text): a linear probe of a table of them small enough to
+    stay in L1 (polars' `is_in` took 1.5x the time, 0.30 against 0.20 CPU s for the 148k
+    corpus' 32M words). Slot value 0 is the empty slot, so a common hash 0 is kept apart."""
+    bits = table_bits(2 * len(common))  # (at most a quarter full: short probes)
+    table = np.zeros(1 << bits, np.uint64)
+    _fill(table, bits, common)
+    return _probe(hashes, table, bits, bool(np.any(common == 0)))
+
+
+@cached_njit
+def _fill(table, bits, keys):
+    """The nonzero keys into `table` (2^bits slots, 0: empty), each once."""
+    wrap = np.uint64(len(table) - 1)
+    for key in keys:
+        if key == 0:
+            continue
+        slot = np.uint64(first_slot(key, bits))
+        while table[slot] != 0 and table[slot] != key:
+            slot = (slot + np.uint64(1)) & wrap
+        table[slot] = key
+
+
+@cached_njit
+def _probe(hashes, table, bits, zero):
+    """Per hash, whether `table` (`_fill`) holds it; a hash 0 is held if `zero`."""
+    out = np.empty(len(hashes), np.bool_)
+    wrap = np.uint64(len(table) - 1)
+    # (unsigned positions and slots: numba checks a signed index for a negative value)
+    for i in range(np.uint64(len(hashes))):
+        key = hashes[i]
+        slot = np.uint64(first_slot(key, bits))
+        while table[slot] != key and table[slot] != 0:
+            slot = (slot + np.uint64(1)) & wrap
+        out[i] = table[slot] == key if key != 0 else zero
+    return out
 
 
 def sampled_texts(n: int, min_texts: int = 50, sample: int = 4096) -> np.ndarray:

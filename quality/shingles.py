@@ -40,6 +40,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from quality import patterns
 from quality.kernel_cache import cached_njit
 from quality.text_pool import lowered_pool
 from quality.word_split import split_words
@@ -143,6 +144,17 @@ def word_hashes(texts: Sequence[str] | pa.Array | pa.ChunkedArray | pl.Series,
     elif not isinstance(texts, (pa.Array, pa.ChunkedArray)):
         texts = pa.array(texts, pa.large_string())
     return laid_out_word_hashes([texts], [np.arange(len(texts))], len(texts), tokens, mask_ids)
+
+
+def protocol_normalised(column: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+    """`patterns.normalise_protocol_ids` of a column, the column itself when none of its texts
+    says "jsonrpc" (a polars view of its buffers finds none in most batches; the copy back to
+    Arrow is then skipped)."""
+    texts = pl.Series("text", column)
+    normalised = patterns.normalise_protocol_ids(texts)
+    if normalised is texts:
+        return column
+    return normalised.to_arrow(compat_level=pl.CompatLevel.oldest())
 
 
 def laid_out_word_hashes(columns: Sequence[pa.Array | pa.ChunkedArray],

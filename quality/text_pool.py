@@ -54,8 +54,8 @@ def lowered_pool(columns: Sequence[pa.Array | pa.ChunkedArray], slots: Sequence[
                  n_texts: int) -> LoweredTexts:
     """`lowered_texts`, with what the word split would otherwise compute again from the bytes
     (a padded copy of them, and a pass to tell the ASCII texts)."""
-    parts = [_Column.of(column, np.asarray(slot, dtype=np.int64))
-             for column, slot in zip(columns, slots, strict=True)]
+    parts = [_Column.of(chunk, chunk_slots) for column, slot in zip(columns, slots, strict=True)
+             for chunk, chunk_slots in _chunks(column, np.asarray(slot, dtype=np.int64))]
     lengths = np.zeros(n_texts, dtype=np.int64)
     other = np.zeros(n_texts, dtype=np.bool_)
     for part in parts:
@@ -77,6 +77,19 @@ def lowered_pool(columns: Sequence[pa.Array | pa.ChunkedArray], slots: Sequence[
             _copy_rows(data, lowered_offsets, np.arange(len(lowered_offsets) - 1),
                        offsets[part.slots[part.other]], False, out)
     return LoweredTexts(out, offsets, packed, other)
+
+
+def _chunks(column: pa.Array | pa.ChunkedArray, slots: np.ndarray
+            ) -> list[tuple[pa.Array, np.ndarray]]:
+    """A column's arrays and their rows' slots: a chunked column chunk by chunk (each is copied
+    into the pool anyway; combining them first copied every text once more)."""
+    if not isinstance(column, pa.ChunkedArray):
+        return [(column, slots)]
+    if len(column) != len(slots):
+        raise ValueError("one slot per row is needed")
+    starts = np.r_[0, np.cumsum([len(chunk) for chunk in column.chunks], dtype=np.int64)]
+    return [(chunk, slots[lo:hi]) for chunk, lo, hi
+            in zip(column.chunks, starts[:-1], starts[1:], strict=True)]
 
 
 def padded_words(size: int) -> np.ndarray:

@@ -112,3 +112,19 @@ def _texts_of(hashes, offsets, picked):
         for h in set(hashes[offsets[k]:offsets[k + 1]].tolist()):
             expected[h] = expected.get(h, 0) + 1
     return expected
+
+
+@pytest.mark.parametrize("n_common", [0, 1, 7, 300])
+def test_common_flags_are_membership(n_common):
+    """common_flags against Python's `in` over a set, hash 0 and near-full tables included."""
+    rng = np.random.default_rng(n_common)
+    vocabulary = rng.integers(0, 2**64, size=1000, dtype=np.uint64)
+    vocabulary[:2] = [0, 2**64 - 1]
+    common = rng.choice(vocabulary, size=n_common, replace=False) if n_common else vocabulary[:0]
+    hashes = rng.choice(vocabulary, size=5000)
+    wanted = set(common.tolist())
+    expected = np.array([h in wanted for h in hashes.tolist()], dtype=bool)
+    assert np.array_equal(observation_sets.common_flags(hashes, common), expected)
+    if n_common:
+        with_zero = np.r_[common, np.uint64(0)]
+        assert observation_sets.common_flags(np.zeros(3, np.uint64), with_zero).all()

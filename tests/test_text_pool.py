@@ -47,3 +47,10 @@ def test_chunked_and_sliced_columns():
                                   6)
     assert bytes(data).decode() == "abkeepcdéxbothyz"
     assert offsets.tolist() == [0, 2, 6, 8, 11, 15, 17]
+
+
+def test_chunks_empty_or_with_nulls_fill_their_own_slots():
+    column = pa.chunked_array([[], ["Ä", None], ["Q"]], pa.large_string())
+    data, offsets = lowered_texts([column], [np.array([2, 0, 1])], 3)
+    assert bytes(data).decode() == "qä"
+    assert offsets.tolist() == [0, 0, 1, 3]
