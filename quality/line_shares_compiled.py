@@ -39,7 +39,16 @@ def compiled_line_shares(actions: Any, values_of: Mapping[str, list[str]],
     The columns are lists, Arrow or polars; values_of: each action's values (action_values)
     by its text (a null action as "")."""
     distinct, index = distinct_strings(actions)
-    values = [values_of[action] for action in distinct]
+    return encoded_line_shares(distinct, index, [values_of[action] for action in distinct],
+                               observations, lined, turn)
+
+
+def encoded_line_shares(distinct: list[str], index: np.ndarray, values: list[list[str]],
+                        observations: Any, lined: Any, turn: np.ndarray
+                        ) -> tuple[pa.Array, pa.Array, pa.Array]:
+    """compiled_line_shares of actions already encoded (as batch_actions has them): the
+    `distinct` texts, each row's position among them (`index`, int64) and each distinct
+    text's `values`."""
     if not all(all(value) for value in values):
         # (an empty value holds at every position: never from action_values, so the
         # definition answers, on Python strings)

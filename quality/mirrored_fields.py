@@ -67,11 +67,12 @@ def field_pairs(value: Any, key: str | None = None,
 def _add_pairs(value: Any, key: str | None, keys: Container[str] | None,
                found: set[tuple[str, str]]) -> None:
     """field_pairs' walk, into one set (a recursion of plain calls: nested generators cost a
-    resumption per level for every leaf)."""
-    if isinstance(value, dict):
+    resumption per level for every leaf; a JSON document's exact types tested first)."""
+    kind = type(value)
+    if kind is dict or (kind is not list and isinstance(value, dict)):
         for name, item in value.items():
             _add_pairs(item, str(name), keys, found)
-    elif isinstance(value, list):
+    elif kind is list or isinstance(value, list):
         if key is not None and value and not any(isinstance(v, (dict, list)) for v in value):
             normal = _normal_key(key)
             if keys is None or normal in keys:
@@ -82,7 +83,51 @@ def _add_pairs(value: Any, key: str | None, keys: Container[str] | None,
     elif key is not None and value is not None and value != "":
         normal = _normal_key(key)
         if keys is None or normal in keys:
-            found.add((normal, value.strip() if isinstance(value, str) else json.dumps(value)))
+            found.add((normal, value.strip() if isinstance(value, str) else _scalar_json(value)))
+
+
+def _scalar_json(value: Any) -> str:
+    """json.dumps of a scalar, the JSON types' own text written without the encoder's call
+    (an int's and a finite float's repr, true / false)."""
+    kind = type(value)
+    if kind is int:
+        return int.__repr__(value)
+    if kind is bool:
+        return "true" if value else "false"
+    if kind is float and value - value == 0:  # (NaN and the infinities are json.dumps' own)
+        return float.__repr__(value)
+    return json.dumps(value)
+
+
+def leaves_and_pairs(arguments: Any) -> tuple[list[str], set[tuple[str, str]]]:
+    """An action's call_arguments (a JSON object or list) walked once: every string in it,
+    in order (nested.strings_in: action_values' leaves), and its sent_pairs."""
+    strings: list[str] = []
+    pairs: set[tuple[str, str]] = set()
+    _add_leaves(arguments, None, strings, pairs)
+    return strings, pairs if isinstance(arguments, dict) else set()
+
+
+def _add_leaves(value: Any, key: str | None, strings: list[str],
+                pairs: set[tuple[str, str]]) -> None:
+    """leaves_and_pairs' walk: _add_pairs' (without `keys`) and strings_in's in one."""
+    kind = type(value)
+    if kind is str or (kind is not dict and kind is not list and isinstance(value, str)):
+        strings.append(value)
+        if key is not None and value != "":
+            pairs.add((_normal_key(key), value.strip()))
+    elif kind is dict or (kind is not list and isinstance(value, dict)):
+        for name, item in value.items():
+            _add_leaves(item, str(name), strings, pairs)
+    elif kind is list or isinstance(value, list):
+        if key is not None and value and not any(isinstance(v, (dict, list)) for v in value):
+            pairs.add((_normal_key(key), json.dumps(value, sort_keys=True)))
+            strings.extend(item for item in value if isinstance(item, str))
+        else:
+            for item in value:
+                _add_leaves(item, key, strings, pairs)
+    elif key is not None and value is not None:
+        pairs.add((_normal_key(key), _scalar_json(value)))
 
 
 _UNPARSED = object()
@@ -136,17 +181,20 @@ def write_call(tool_name: str | None) -> bool:
 
 
 def mirrored_columns(actions: BatchActions, observations: list[str | None],
-                     tool_names: list[str | None] | pa.Array | pa.ChunkedArray
+                     tool_names: list[str | None] | pa.Array | pa.ChunkedArray,
+                     sent: list[set[tuple[str, str]] | None] | None = None
                      ) -> dict[str, pa.Array]:
-    """The MIRRORED_COLUMN_DOCS columns, in row order (`actions`: the batch's batch_actions)."""
-    sent, mirrored = np.zeros(len(observations), np.int32), np.zeros(len(observations), np.int32)
+    """The MIRRORED_COLUMN_DOCS columns, in row order (`actions`: the batch's batch_actions;
+    `sent`: each distinct action's sent_pairs, when the caller has them)."""
+    sent_column = np.zeros(len(observations), np.int32)
+    mirrored = np.zeros(len(observations), np.int32)
     # Only the rows of an action whose arguments are a JSON object can send a field, and only
     # where the reply may be JSON: each distinct action's pairs found once (a third of the
     # JSON replies' rows have a distinct one), each distinct (action, reply) read once (a
     # sixth repeat).
     objects = np.array([isinstance(a, dict) for a in actions.arguments], bool)
     rows = np.flatnonzero(objects[actions.index])
-    sent_of: dict[int, set[tuple[str, str]]] = {}
+    sent_of: dict[int, set[tuple[str, str]]] = {} if sent is None else dict(enumerate(sent))
     read: dict[tuple[int, str], tuple[int, int]] = {}
     for row, action in zip(rows.tolist(), actions.index[rows].tolist(), strict=True):
         observation = observations[row]
@@ -159,8 +207,8 @@ def mirrored_columns(actions: BatchActions, observations: list[str | None],
         if (found := read.get((action, observation))) is None:
             found = read[action, observation] = mirrored_fields(
                 actions.texts[action], observation, actions.arguments[action], pairs)
-        sent[row], mirrored[row] = found
-    return {"fields_sent": pa.array(sent), "fields_mirrored": pa.array(mirrored),
+        sent_column[row], mirrored[row] = found
+    return {"fields_sent": pa.array(sent_column), "fields_mirrored": pa.array(mirrored),
             "write_call": _write_calls(tool_names)}
 
 

@@ -34,7 +34,6 @@ message: they are dropped before ack_words and foreign_ids are counted.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
@@ -48,8 +47,8 @@ from quality.collector import collector_paused
 from quality.flat_texts import flat_arrow_texts
 from quality.line_marks import drop_line_marks
 from quality.line_shares import HAS_CONTENT, LINE_MAX_CHARS, MIN_VALUE_CHARS
-from quality.line_shares_compiled import compiled_line_shares
-from quality.mirrored_fields import MIRRORED_COLUMN_DOCS, mirrored_columns
+from quality.line_shares_compiled import encoded_line_shares
+from quality.mirrored_fields import MIRRORED_COLUMN_DOCS, leaves_and_pairs, mirrored_columns
 from quality.nested import strings_in
 from quality.short_replies import _IDENTIFIER
 from quality.short_reply_columns import reply_rows
@@ -96,10 +95,6 @@ REPLY_COLUMN_DOCS: dict[str, str] = {
 }
 
 
-def _leaves(value: Any) -> Iterable[str]:
-    return (text.strip() for text in strings_in(value))
-
-
 def _kept(value: str) -> bool:
     """A value needs two letters: "2.0" (a JSON-RPC version) or "1" is in every reply."""
     return len(value) >= MIN_VALUE_CHARS and _TWO_LETTERS.search(value) is not None
@@ -109,16 +104,19 @@ _UNPARSED = object()
 
 
 def action_values(action: str, parsed: Any = _UNPARSED,
-                  lines_seen: dict[str, tuple[str, ...]] | None = None) -> list[str]:
+                  lines_seen: dict[str, tuple[str, ...]] | None = None,
+                  leaves: list[str] | None = None) -> list[str]:
     """The action's argument values, longest first: the leaves of `name({...})` JSON
     arguments (or of a bare JSON object), else its lines and its path-like tokens. `parsed`:
     its `call_arguments` (None: not a JSON call), when the caller has them; `lines_seen`:
     the values of each command line seen so far (kept by a caller across its actions:
-    commands share lines, a tool call's template or a `cd` in front)."""
+    commands share lines, a tool call's template or a `cd` in front); `leaves`: the strings in
+    `parsed` (mirrored_fields.leaves_and_pairs), when the caller has them."""
     if parsed is _UNPARSED:  # (not `is None`: a command's None would be parsed again)
         parsed = call_arguments(action)
     if isinstance(parsed, (dict, list)):
-        kept = {value for value in _leaves(parsed) if _kept(value)}
+        strings = strings_in(parsed) if leaves is None else leaves
+        kept = {value for text in strings if _kept(value := text.strip())}
     else:
         # (a line break is whitespace to split(): the tokens are those of each line)
         lines_seen = {} if lines_seen is None else lines_seen
@@ -238,16 +236,21 @@ def reply_columns(batch: pa.Table, turn: np.ndarray) -> dict[str, pa.Array]:
     # Each distinct action parsed once (commands repeat), its arguments used twice.
     actions = batch_actions(batch["action"])
     lines_seen: dict[str, tuple[str, ...]] = {}
-    values = [action_values(text, parsed, lines_seen)
-              for text, parsed in zip(actions.texts, actions.arguments, strict=True)]
+    # (a JSON call's strings and field pairs found in one walk of its arguments)
+    walks = [leaves_and_pairs(parsed) if isinstance(parsed, (dict, list)) else (None, None)
+             for parsed in actions.arguments]
+    values = [action_values(text, parsed, lines_seen, leaves)
+              for text, parsed, (leaves, _) in zip(actions.texts, actions.arguments, walks,
+                                                   strict=True)]
     replies = reply_rows([values[k] for k in actions.index.tolist()], batch["observation"],
                          observations)
     flat, lined = masked_texts(batch["observation"])
-    action_share, seen_share, prev_share = compiled_line_shares(
-        batch["action"], dict(zip(actions.texts, values, strict=True)),
-        batch["observation"], lined, turn)
+    # (the actions as batch_actions encoded them: not dictionary-encoded a second time)
+    action_share, seen_share, prev_share = encoded_line_shares(
+        actions.texts, actions.index, values, batch["observation"], lined, turn)
     return {
-        **mirrored_columns(actions, observations, batch["tool_name"]),
+        **mirrored_columns(actions, observations, batch["tool_name"],
+                           [pairs for _, pairs in walks]),
         "action_line_share": action_share,
         "seen_line_share": seen_share,
         "prev_line_share": prev_share,
