@@ -56,9 +56,10 @@ def _normal_key(key: str) -> str:
 
 def field_pairs(value: Any, key: str | None = None,
                 keys: Container[str] | None = None) -> set[tuple[str, str]]:
-    """(normalised key, JSON value) of every keyed leaf; a list of scalars is one leaf, null and
-    empty strings are none (defaults, not something sent). With `keys`, only the leaves whose
-    normalised key is in it (the others' values are not even written out)."""
+    """(normalised key, JSON value) of every keyed leaf of a JSON document (json.loads'
+    types); a list of scalars is one leaf, null and empty strings are none (defaults, not
+    something sent). With `keys`, only the leaves whose normalised key is in it (the others'
+    values are not even written out)."""
     found: set[tuple[str, str]] = set()
     _add_pairs(value, key, keys, found)
     return found
@@ -67,13 +68,19 @@ def field_pairs(value: Any, key: str | None = None,
 def _add_pairs(value: Any, key: str | None, keys: Container[str] | None,
                found: set[tuple[str, str]]) -> None:
     """field_pairs' walk, into one set (a recursion of plain calls: nested generators cost a
-    resumption per level for every leaf; a JSON document's exact types tested first)."""
+    resumption per level for every leaf; a dict's scalar items taken in its loop)."""
     kind = type(value)
-    if kind is dict or (kind is not list and isinstance(value, dict)):
+    if kind is dict:
         for name, item in value.items():
-            _add_pairs(item, str(name), keys, found)
-    elif kind is list or isinstance(value, list):
-        if key is not None and value and not any(isinstance(v, (dict, list)) for v in value):
+            if type(item) is dict or type(item) is list:
+                _add_pairs(item, name, keys, found)
+            elif item is not None and item != "":
+                normal = _normal_key(name)
+                if keys is None or normal in keys:
+                    found.add((normal, item.strip() if type(item) is str else _scalar_json(item)))
+    elif kind is list:
+        if key is not None and value and not any(
+                type(v) is dict or type(v) is list for v in value):
             normal = _normal_key(key)
             if keys is None or normal in keys:
                 found.add((normal, json.dumps(value, sort_keys=True)))
@@ -83,7 +90,7 @@ def _add_pairs(value: Any, key: str | None, keys: Container[str] | None,
     elif key is not None and value is not None and value != "":
         normal = _normal_key(key)
         if keys is None or normal in keys:
-            found.add((normal, value.strip() if isinstance(value, str) else _scalar_json(value)))
+            found.add((normal, value.strip() if kind is str else _scalar_json(value)))
 
 
 def _scalar_json(value: Any) -> str:
@@ -100,8 +107,9 @@ def _scalar_json(value: Any) -> str:
 
 
 def leaves_and_pairs(arguments: Any) -> tuple[list[str], set[tuple[str, str]]]:
-    """An action's call_arguments (a JSON object or list) walked once: every string in it,
-    in order (nested.strings_in: action_values' leaves), and its sent_pairs."""
+    """An action's call_arguments (a JSON object or list, json.loads' types) walked once:
+    every string in it, in order (nested.strings_in: action_values' leaves), and its
+    sent_pairs."""
     strings: list[str] = []
     pairs: set[tuple[str, str]] = set()
     _add_leaves(arguments, None, strings, pairs)
@@ -112,17 +120,18 @@ def _add_leaves(value: Any, key: str | None, strings: list[str],
                 pairs: set[tuple[str, str]]) -> None:
     """leaves_and_pairs' walk: _add_pairs' (without `keys`) and strings_in's in one."""
     kind = type(value)
-    if kind is str or (kind is not dict and kind is not list and isinstance(value, str)):
+    if kind is str:
         strings.append(value)
         if key is not None and value != "":
             pairs.add((_normal_key(key), value.strip()))
-    elif kind is dict or (kind is not list and isinstance(value, dict)):
+    elif kind is dict:
         for name, item in value.items():
-            _add_leaves(item, str(name), strings, pairs)
-    elif kind is list or isinstance(value, list):
-        if key is not None and value and not any(isinstance(v, (dict, list)) for v in value):
+            _add_leaves(item, name, strings, pairs)
+    elif kind is list:
+        if key is not None and value and not any(
+                type(v) is dict or type(v) is list for v in value):
             pairs.add((_normal_key(key), json.dumps(value, sort_keys=True)))
-            strings.extend(item for item in value if isinstance(item, str))
+            strings.extend(item for item in value if type(item) is str)
         else:
             for item in value:
                 _add_leaves(item, key, strings, pairs)

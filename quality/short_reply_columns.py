@@ -54,14 +54,15 @@ def _argument_rests(values: list[list[str]], observations: list[str | None], hin
     prompt, and the text left for a short reply's words (None: not a short reply). (reply_row's
     steps written out in one loop: a function call per row cost a third more.)"""
     found, confirm, rests = [], [], []
+    head, tail = SHORT_REPLY_CHARS * 4, -CONFIRM_TAIL_CHARS  # (names read once, not per row)
     for row_values, observation, hinted in zip(values, observations, hints, strict=True):
         observation = observation or ""
-        rest, chars = observation[:SHORT_REPLY_CHARS * 4], 0
+        rest, chars = observation[:head], 0
         for value in row_values:
             if value in rest:
                 chars += len(value)
                 rest = rest.replace(value, " ")
-        asks = hinted and _confirms(observation[-CONFIRM_TAIL_CHARS:])
+        asks = hinted and _confirms(observation[tail:])
         found.append(chars)
         confirm.append(asks)
         rests.append(None if len(observation) > SHORT_REPLY_CHARS and not asks else rest)

@@ -31,3 +31,11 @@ def test_scalar_json_is_json_dumps() -> None:
     for value in (0, -7, 10**30, True, False, 1.5, -0.0, 1e300, 1e-300, float("nan"),
                   float("inf"), float("-inf"), 0.1 + 0.2, None, "a\"b"):
         assert _scalar_json(value) == json.dumps(value)
+
+
+def test_field_pairs_with_keys_are_those_of_the_keys() -> None:
+    for text in DOCUMENTS:
+        value = json.loads(text)
+        every = field_pairs(value)
+        for keys in ({"path", "n", "ok"}, {"b", "d", "z", "nan"}, {"spreadsheetid", "x"}, set()):
+            assert field_pairs(value, keys=keys) == {pair for pair in every if pair[0] in keys}
