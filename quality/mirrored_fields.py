@@ -140,6 +140,25 @@ def _add_leaves(value: Any, key: str | None, strings: list[str],
 
 
 _UNPARSED = object()
+# The opening of a JSON text that starts with a bracket, up to its first token: a reply that
+# opens otherwise ("[FILE] a.md", "{'rows': 1}") is not JSON, told without json's exception.
+_JSON_OPENING = re.compile(r'(?:\[[ \t\n\r]*)*(?:\{[ \t\n\r]*["}]|[\]"\-0-9tfnNI])')
+_DECODER = json.JSONDecoder()  # (json.loads' own, with its defaults)
+
+
+def _reply_json(text: str) -> Any:
+    """json.loads of a stripped text that opens with a bracket, None where it raises: its
+    opening tested first, a document followed by more text (a third of the batch's
+    bracketed replies: a JSON head above a listing) told by where the parse ended, not by
+    json's "Extra data" exception (an exception costs more than the parse)."""
+    if _JSON_OPENING.match(text) is None:
+        return None  # (json would stop at this opening: "Expecting value" or a property name)
+    try:
+        reply, end = _DECODER.raw_decode(text)
+    except ValueError:
+        return None
+    # (json.loads skips JSON whitespace after the document; the stripped text ends without any)
+    return reply if end == len(text) else None
 
 
 def _may_be_json(observation: str | None) -> bool:
@@ -170,9 +189,7 @@ def mirrored_fields(action: str, observation: str, arguments: Any = _UNPARSED,
         sent = sent_pairs(arguments)
     if not sent:
         return 0, 0
-    try:
-        reply = json.loads(text)
-    except ValueError:
+    if (reply := _reply_json(text)) is None:
         return 0, 0
     if isinstance(reply, list) and len(reply) == 1:
         reply = reply[0]  # a reply that wraps the one object it made in a list

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import json
 
-from quality.mirrored_fields import _scalar_json, field_pairs, leaves_and_pairs, sent_pairs
+from quality.mirrored_fields import (
+    _reply_json,
+    _scalar_json,
+    field_pairs,
+    leaves_and_pairs,
+    sent_pairs,
+)
 from quality.nested import strings_in
 
 DOCUMENTS = [
@@ -39,3 +45,17 @@ def test_field_pairs_with_keys_are_those_of_the_keys() -> None:
         every = field_pairs(value)
         for keys in ({"path", "n", "ok"}, {"b", "d", "z", "nan"}, {"spreadsheetid", "x"}, set()):
             assert field_pairs(value, keys=keys) == {pair for pair in every if pair[0] in keys}
+
+
+def test_reply_json_is_json_loads_or_none() -> None:
+    texts = [*DOCUMENTS, "[FILE] a.md", "{'rows': 1}", "[1] RootWebArea", '{"a": 1} more',
+             '{"a": 1}\n{"b": 2}', "[ ]", "[\n {\"a\": [-1, NaN, Infinity, -Infinity]}]",
+             '{ "a" : tru }', "[]]", "{}", "[[[", "[\t\r\n\"x\"]", "[ nul", '{"a": "\\u0041"}',
+             "[.5]", "[+1]", "{\u00a0\"a\": 1}", "[\u00a01]", "[1]\u00a0"]
+    for text in texts:
+        text = text.strip()
+        try:
+            expected = json.loads(text)
+        except ValueError:
+            expected = None
+        assert _reply_json(text) == expected or (expected is None and _reply_json(text) is None)
