@@ -1,7 +1,8 @@
 """`action_in_observation` for the rows whose action and observation are ASCII, compiled.
 
-turn_features.sql asks whether the stripped action appears in the observation, case aside:
-`contains(lower(observation), lower(trim(action, ' \\t\\n\\r')))`. DuckDB's lower() copies every
+turn_features.sql asks whether the stripped action has 2 characters or more and appears in the
+observation, case aside: `length(trim(action, ' \\t\\n\\r')) >= 2 AND
+contains(lower(observation), lower(trim(action, ' \\t\\n\\r')))`. DuckDB's lower() copies every
 observation whole to answer that (about 0.6 of the query's 5 CPU s per 148k turns). For a text
 of ASCII characters only, lower() maps `A`-`Z` to `a`-`z` and nothing else, so a scan of the
 bytes that compares them lowered on the fly gives the same answer without a copy; a row with a
@@ -25,15 +26,19 @@ _WORK_PER_BYTE = 16  # byte comparisons allowed per observation byte before the 
 
 
 def ascii_action_echoes(actions: pa.ChunkedArray | pa.Array,
-                        observations: pa.ChunkedArray | pa.Array) -> pa.BooleanArray:
-    """Per row: whether the action, stripped of spaces, tabs and line ends at both ends,
-    appears in the observation with `A`-`Z` read as `a`-`z`; None where either text is null
-    or holds a non-ASCII byte (the query decides those rows)."""
-    action, observation = _combined(actions), _combined(observations)
+                        observations: pa.ChunkedArray | pa.Array,
+                        observation_other: np.ndarray | None = None) -> pa.BooleanArray:
+    """Per row: whether the action, stripped of spaces, tabs and line ends at both ends, has
+    2 characters or more and appears in the observation with `A`-`Z` read as `a`-`z`; None
+    where either text is null or holds a non-ASCII byte (the query decides those rows).
+    `observation_other`: the observations' non_ascii_rows where the caller has them."""
+    action, observation = one_array(actions), one_array(observations)
     a_data, a_offsets = string_buffers(action)
     o_data, o_offsets = string_buffers(observation)
     found = np.empty(len(action), dtype=np.int8)
-    other = non_ascii_rows(a_data, a_offsets) | non_ascii_rows(o_data, o_offsets)
+    if observation_other is None:
+        observation_other = non_ascii_rows(o_data, o_offsets)
+    other = non_ascii_rows(a_data, a_offsets) | observation_other
     _echoes(a_data, a_offsets, o_data, o_offsets, other, found)
     undecided = found < 0
     if action.null_count or observation.null_count:
@@ -42,7 +47,8 @@ def ascii_action_echoes(actions: pa.ChunkedArray | pa.Array,
     return pa.array(found == 1, pa.bool_(), mask=undecided)
 
 
-def _combined(column: pa.ChunkedArray | pa.Array) -> pa.Array:
+def one_array(column: pa.ChunkedArray | pa.Array) -> pa.Array:
+    """The column as one array (a single chunk as it is: combine_chunks copies it)."""
     if isinstance(column, pa.ChunkedArray):
         return (column.combine_chunks() if column.num_chunks != 1 else column.chunk(0))
     return column
@@ -62,9 +68,9 @@ def _stripped(b: np.uint8) -> bool:
 @cached_njit
 def _echoes(a_data: np.ndarray, a_offsets: np.ndarray, o_data: np.ndarray,
             o_offsets: np.ndarray, other: np.ndarray, found: np.ndarray) -> None:
-    """found[k]: 1 if row k's stripped action is in its observation (ASCII case aside), 0 if
-    not, -1 if either text has a byte over 0x7F (`other`) or the scan ran out of work
-    (`_contains`)."""
+    """found[k]: 1 if row k's stripped action (2 bytes or more) is in its observation (ASCII
+    case aside), 0 if not, -1 if either text has a byte over 0x7F (`other`) or the scan ran
+    out of work (`_contains`)."""
     for k in range(len(found)):
         if other[k]:
             found[k] = -1
@@ -76,7 +82,8 @@ def _echoes(a_data: np.ndarray, a_offsets: np.ndarray, o_data: np.ndarray,
             lo += 1
         while hi > lo and _stripped(action[hi - 1]):
             hi -= 1
-        found[k] = _contains(observation, action[lo:hi])
+        # (an action of fewer than 2 characters echoes nothing: the query's length test)
+        found[k] = _contains(observation, action[lo:hi]) if hi - lo >= 2 else 0
 
 
 @cached_njit

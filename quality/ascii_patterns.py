@@ -23,11 +23,14 @@ tests/test_ascii_patterns.py compares them with the query's own on every kind of
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 import polars as pl
 import pyarrow as pa
 
 from quality import patterns
+from quality.action_echo import one_array
 from quality.text_pool import non_ascii_rows, string_buffers
 
 # RE2's Perl classes (re2/perl_groups.cc), as explicit classes: (outside a class, inside one)
@@ -43,6 +46,7 @@ _CLASSES = {
 }
 
 
+@lru_cache(maxsize=64)  # (a Python walk of every character: 0.12 CPU s per 148k turns)
 def rust_pattern(re2: str) -> str:
     """An RE2 pattern with its Perl classes and word boundaries written as ASCII ones, for
     Rust's regex (exact on ASCII texts; a negated class inside a class is refused)."""
@@ -85,15 +89,18 @@ def _in_class_after(re2: str, k: int, char: str, in_class: bool) -> bool:
     return char != "]"
 
 
-def ascii_pattern_columns(inputs: pa.Table, obs_chars: pa.Array, head_tail_chars: int
-                          ) -> dict[str, pa.Array]:
+def ascii_pattern_columns(inputs: pa.Table, obs_chars: pa.Array, head_tail_chars: int,
+                          non_ascii: np.ndarray | None = None) -> dict[str, pa.Array]:
     """Of `inputs` (raw turns) with `obs_chars` (their observations' lengths):
     `ascii_error_text` (the error patterns found in the start and end of the observation,
     where the query scans them: no error flag, no exit code) and `ascii_content_chars` (the
     length of the trimmed observation once empty-output wrappers are removed, 0 without a letter
-    or digit), for the rows whose observation is ASCII; NULL elsewhere."""
-    observation = inputs["observation"].combine_chunks()
-    ascii_rows = ~non_ascii_rows(*string_buffers(observation))
+    or digit), for the rows whose observation is ASCII; NULL elsewhere. `non_ascii`: the
+    observations' non_ascii_rows where the caller has them."""
+    observation = one_array(inputs["observation"])
+    if non_ascii is None:
+        non_ascii = non_ascii_rows(*string_buffers(observation))
+    ascii_rows = ~non_ascii
     frame = pl.DataFrame({
         "observation": pl.Series(observation),
         "format": pl.Series(inputs["observation_format"].combine_chunks()),

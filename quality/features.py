@@ -48,7 +48,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from quality.action_echo import ascii_action_echoes
+from quality.action_echo import ascii_action_echoes, one_array
 from quality.ascii_patterns import ascii_pattern_columns
 from quality.batches import run_numbers, trajectory_batches
 from quality.corpus_columns import (
@@ -70,6 +70,7 @@ from quality.shingles import (
     protocol_normalised,
     shingle_words,
 )
+from quality.text_pool import non_ascii_rows, string_buffers
 from quality.turn_sql import TurnSqlGroups, connect, render_turn_sql
 from sources.schema import TURN_SCHEMA
 from sources.storage import (
@@ -287,8 +288,7 @@ def _batch_inputs(batch: pa.Table, traj_offset: int, config: FeatureConfig,
     columns["short_max_jaccard"] = pa.array(best_short, pa.float64(), from_pandas=True)
     columns["long_max_jaccard"] = pa.array(best_long, pa.float64(), from_pandas=True)
     columns.update(_previous_turn(batch, sets["obs_shingles"], turn))
-    columns["ascii_echo"] = ascii_action_echoes(batch["action"], batch["observation"])
-    columns.update(ascii_pattern_columns(batch, columns["obs_chars"], config.head_tail_chars))
+    columns.update(_pattern_columns(batch, columns["obs_chars"], config))
     inputs = batch
     for name, column in columns.items():
         inputs = inputs.append_column(name, column)
@@ -309,6 +309,18 @@ def _batch_inputs(batch: pa.Table, traj_offset: int, config: FeatureConfig,
     stats.shingles += len(tokens.shingled.hashes)
     stats.observations_without_shingles += int(np.count_nonzero(size == 0))
     return inputs, tail
+
+
+def _pattern_columns(batch: pa.Table, obs_chars: pa.Array, config: FeatureConfig
+                     ) -> dict[str, pa.Array]:
+    """ascii_echo, ascii_error_text and ascii_content_chars of turn_features.sql: the ASCII
+    rows' answers, found before the query (one test of which observations are ASCII serves
+    both modules)."""
+    observation = one_array(batch["observation"])
+    other = non_ascii_rows(*string_buffers(observation))
+    columns = {"ascii_echo": ascii_action_echoes(batch["action"], observation, other)}
+    columns.update(ascii_pattern_columns(batch, obs_chars, config.head_tail_chars, other))
+    return columns
 
 
 def _previous_turn(batch: pa.Table, obs_shingles: np.ndarray, turn: np.ndarray

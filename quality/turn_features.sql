@@ -11,7 +11,8 @@
 --   long_max_jaccard   MinHash estimate of it for pairs with a large one (max_jaccard.py);
 --   obs_chars       the observation's length in characters (code points, as length());
 --   ascii_echo      action_in_observation where the action and the observation are ASCII,
---                   NULL elsewhere (quality/action_echo.py: lower() copies every text);
+--                   NULL elsewhere (quality/action_echo.py: lower() and trim() copy every
+--                   text);
 --   ascii_error_text, ascii_content_chars  error_text_found (where `scanned` is `head_tail`)
 --                   and content_chars where the observation is ASCII, NULL elsewhere
 --                   (quality/ascii_patterns.py: the same patterns by polars, 3x faster);
@@ -28,8 +29,13 @@ WITH texts AS (
     SELECT
         *,
         length(action) AS action_chars,
-        -- the start and end of a long observation; see patterns.py
-        CASE WHEN obs_chars <= 2 * $head_tail_chars THEN observation
+        -- the start and end of a long observation; see patterns.py. NULL where no step below
+        -- reads it: an ASCII observation whose ascii_ columns decided it, with no exit code 0
+        -- (passed_bare) and no error text found (bare). left() and right() count the
+        -- characters of the whole text, a pass over every long observation saved.
+        CASE WHEN ascii_content_chars IS NOT NULL AND exit_code IS DISTINCT FROM 0
+                  AND NOT coalesce(ascii_error_text, false) THEN NULL
+             WHEN obs_chars <= 2 * $head_tail_chars THEN observation
              ELSE left(observation, $head_tail_chars) || chr(10)
                   || right(observation, $head_tail_chars)
         END AS head_tail
@@ -156,13 +162,12 @@ SELECT
     -- the action (2+ characters, stripped) appears verbatim in the observation: a terminal
     -- echoing the command line, where a short command has no 3-gram to match
     -- (ascii_echo: the same test, made before the query where both texts are ASCII)
-    length(trim(action, ' ' || chr(9) || chr(10) || chr(13))) >= 2
-        AND CASE WHEN ascii_echo IS NULL
-                 THEN contains(lower(observation),
-                               lower(trim(action, ' ' || chr(9) || chr(10) || chr(13))))
-                 ELSE ascii_echo
-            END
-        AS action_in_observation,
+    CASE WHEN ascii_echo IS NULL
+         THEN length(trim(action, ' ' || chr(9) || chr(10) || chr(13))) >= 2
+              AND contains(lower(observation),
+                           lower(trim(action, ' ' || chr(9) || chr(10) || chr(13))))
+         ELSE ascii_echo
+    END AS action_in_observation,
     error_source IS NOT NULL AS is_error,
     error_source,
     traj_seq

@@ -16,7 +16,8 @@ def _reference(action: str | None, observation: str | None) -> bool | None:
     """Python's definition: None unless both texts are ASCII."""
     if action is None or observation is None or not (action.isascii() and observation.isascii()):
         return None
-    return action.strip(_TRIM).lower() in observation.lower()
+    stripped = action.strip(_TRIM)
+    return len(stripped) >= 2 and stripped.lower() in observation.lower()
 
 
 def _duckdb(actions: list[str | None], observations: list[str | None]) -> list[bool | None]:
@@ -26,7 +27,8 @@ def _duckdb(actions: list[str | None], observations: list[str | None]) -> list[b
     con = duckdb.connect()
     con.register("t", table)
     rows = con.execute(
-        "SELECT contains(lower(observation), lower(trim(action, ' ' || chr(9) || chr(10)"
+        "SELECT length(trim(action, ' ' || chr(9) || chr(10) || chr(13))) >= 2"
+        " AND contains(lower(observation), lower(trim(action, ' ' || chr(9) || chr(10)"
         " || chr(13)))) FROM t").fetchall()
     return [row[0] for row in rows]
 
@@ -37,7 +39,8 @@ HAND_MADE = [
     ("a", ""), ("abc", "ab"), ("@[", "`{"), ("Z", "z"), ("z", "Z"), ("{", "["),
     ("aab", "aaab"), ("abab", "ababab"), ("x\ny", "x\nY"), ("é", "é"), ("e", "é"),
     ("K", "\u212a"), ("k", "\u212a"), (None, "x"), ("x", None), (None, None),
-    ("a\x00b", "A\x00B"), ("\x7f", "\x7f"), ("cd", "ab\u00e9cd"),
+    ("a\x00b", "A\x00B"), ("\x7f", "\x7f"), ("cd", "ab\u00e9cd"), ("a", "a"), (" x\t", "x"),
+    ("xy", "XY"), ("\tx y\n", "X Y"),
 ]
 
 

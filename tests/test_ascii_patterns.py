@@ -16,6 +16,7 @@ import pyarrow as pa
 import pytest
 
 from quality import patterns
+from quality.action_echo import ascii_action_echoes
 from quality.ascii_patterns import ascii_pattern_columns, rust_pattern
 from quality.turn_sql import TRIM_SPACES, render_turn_sql
 from sources.storage import sql_literal
@@ -137,6 +138,10 @@ def test_error_text_only_where_the_query_scans_head_tail() -> None:
         assert (value is None) == (bool(is_error) or exit_code is not None)
 
 
+# actions of every length around action_in_observation's 2 characters, ASCII and not
+ACTIONS = ("ls", "x", " Er\t", "error", "\u00e9", "", "  \n", "e\u00e9", "exit code", "[0]")
+
+
 def _query_inputs(table: pa.Table) -> pa.Table:
     """The other input columns of turn_features.sql, with plain values."""
     n = table.num_rows
@@ -147,14 +152,15 @@ def _query_inputs(table: pa.Table) -> pa.Table:
         "trajectory_id": pa.array([f"t{k // 3}" for k in range(n)]),
         "turn_index": pa.array([k % 3 for k in range(n)], pa.int32()),
         "domain": pa.array(["terminal"] * n), "source": pa.array(["s"] * n),
-        "source_format": pa.array(["f"] * n), "action": pa.array(["ls"] * n),
+        "source_format": pa.array(["f"] * n),
+        "action": pa.array([ACTIONS[k % len(ACTIONS)] for k in range(n)], pa.large_string()),
         "action_kind": pa.array(["command"] * n), "tool_name": pa.array([None] * n, pa.string()),
         "traj": pa.array([k // 3 for k in range(n)], pa.int32()),
         "turn": pa.array([k % 3 for k in range(n)], pa.int32()),
         "traj_seq": pa.array([k // 3 for k in range(n)], pa.int64()),
         "short_max_jaccard": pa.array([None] * n, pa.float64()),
         "long_max_jaccard": pa.array([None] * n, pa.float64()),
-        "obs_chars": _obs_chars(table), "ascii_echo": pa.array([None] * n, pa.bool_()),
+        "obs_chars": _obs_chars(table),
     }
     for name, column in (ints | more).items():
         table = table.append_column(name, column)
@@ -165,6 +171,7 @@ def _query_inputs(table: pa.Table) -> pa.Table:
 def test_the_query_gives_the_same_rows_with_and_without_the_columns(flags: bool) -> None:
     table = _query_inputs(_inputs(_texts(), flags))
     columns = ascii_pattern_columns(table, table["obs_chars"], HEAD_TAIL)
+    columns["ascii_echo"] = ascii_action_echoes(table["action"], table["observation"])
     with_columns, without = table, table
     for name, column in columns.items():
         with_columns = with_columns.append_column(name, column)
