@@ -182,7 +182,6 @@ def stage_turn_features(turns_path: Path, staged: Path, config: FeatureConfig,
         if writer is not None:
             writer.close()
         part_path.unlink(missing_ok=True)
-        con.close()
     return stats
 
 

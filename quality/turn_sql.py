@@ -12,6 +12,7 @@ row-local (no window, no aggregate), so its rows do not depend on which batches 
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass, field
 
 import duckdb
@@ -25,19 +26,23 @@ from sources.storage import load_sql, query_arrow, sql_literal
 TRIM_SPACES = r"[ \x{00A0}\x{1680}\x{2000}-\x{200A}\x{202F}\x{205F}\x{3000}]"
 
 
-# This process's in-memory database (its pid: a forked child opens its own), whose cursors are
-# the turn features' connections: opening a database costs 20-30 ms of CPU, a shard's worth of
-# the turn features' queries at 148k turns; a cursor, 0.1 ms.
+# This process's in-memory database (its pid: a forked child opens its own), and each thread's
+# connection to it, which stays open with the query TurnSqlGroups prepares on it: opening a
+# database costs 20-30 ms of CPU, and planning turn_features.sql 40-60 ms (DuckDB compiles its
+# regular expressions as it binds them), each once a process and thread instead of once a shard.
 _DATABASE: tuple[int, duckdb.DuckDBPyConnection] | None = None
+_THREAD = threading.local()
 
 
 def connect(threads: int, memory_limit: str) -> duckdb.DuckDBPyConnection:
-    """A DuckDB connection for the turn features: a cursor of this process's database (each
-    with its own registered tables), which the settings below apply to whole."""
+    """This thread's DuckDB connection for the turn features (not to be closed: the next shard
+    of the process takes it up again); the settings apply to the database whole."""
     global _DATABASE
     if _DATABASE is None or _DATABASE[0] != os.getpid():
         _DATABASE = (os.getpid(), duckdb.connect())
-    con = _DATABASE[1].cursor()
+    if getattr(_THREAD, "pid", None) != os.getpid():
+        _THREAD.pid, _THREAD.con, _THREAD.prepared = os.getpid(), _DATABASE[1].cursor(), {}
+    con = _THREAD.con
     con.execute(f"SET threads = {int(threads)}")
     con.execute(f"SET memory_limit = {sql_literal(memory_limit)}")
     con.execute("SET enable_progress_bar = false")  # a bar per batch query floods the logs
@@ -106,7 +111,7 @@ class TurnSqlGroups:
         inputs, tails = self._inputs, self._tails
         self._inputs, self._tails = [], []
         self.con.register("turns", inputs[0] if len(inputs) == 1 else pa.concat_tables(inputs))
-        result = query_arrow(self.con, self.sql)
+        result = _run(self.con, self.sql)
         self.con.unregister("turns")
         parts, at = [], 0
         for batch, tail in zip(inputs, tails, strict=True):
@@ -116,3 +121,18 @@ class TurnSqlGroups:
             parts.append(part)
             at += batch.num_rows
         return parts
+
+
+def _run(con: duckdb.DuckDBPyConnection, sql: str) -> pa.Table:
+    """`sql`'s result: prepared once (a statement a text) where `con` is this thread's
+    connection, and executed; as it is on any other connection. (A prepared statement reads the
+    `turns` registered when it runs: DuckDB binds it again when the view changes, without
+    planning it anew.)"""
+    if getattr(_THREAD, "pid", None) != os.getpid() or con is not _THREAD.con:
+        return query_arrow(con, sql)
+    name = _THREAD.prepared.get(sql)
+    if name is None:
+        name = f"turn_features_{len(_THREAD.prepared)}"
+        con.execute(f"PREPARE {name} AS {sql}")
+        _THREAD.prepared[sql] = name
+    return con.sql(f"EXECUTE {name}").to_arrow_table()
