@@ -20,6 +20,8 @@
 --                   previous turn of the trajectory (NULL on its first turn): the rows come in
 --                   trajectory and turn order, so they are the previous row's, taken in numpy
 --                   rather than by a window (whose sort carried every text of the batch).
+-- The rows come out in the input's order (DuckDB keeps the insertion order of a query without
+-- ORDER BY; turn_sql.py checks it): a sort of every row saved.
 -- Shares are NULL for an observation without shingles, comparisons with the previous turn
 -- NULL on the first turn.
 --
@@ -172,4 +174,3 @@ SELECT
     error_source,
     traj_seq
 FROM measured
-ORDER BY traj_seq, turn

@@ -113,6 +113,7 @@ class TurnSqlGroups:
         self.con.register("turns", inputs[0] if len(inputs) == 1 else pa.concat_tables(inputs))
         result = _run(self.con, self.sql)
         self.con.unregister("turns")
+        _check_order(inputs, result)
         parts, at = [], 0
         for batch, tail in zip(inputs, tails, strict=True):
             part = result.slice(at, batch.num_rows)
@@ -136,3 +137,12 @@ def _run(con: duckdb.DuckDBPyConnection, sql: str) -> pa.Table:
         con.execute(f"PREPARE {name} AS {sql}")
         _THREAD.prepared[sql] = name
     return con.sql(f"EXECUTE {name}").to_arrow_table()
+
+
+def _check_order(inputs: list[pa.Table], result: pa.Table) -> None:
+    """The query's rows are the inputs' rows in their order (DuckDB keeps the insertion order
+    of a query without ORDER BY): a batch's tail columns are appended by position."""
+    for name in ("traj_seq", "turn_index"):
+        expected = pa.chunked_array([t[name].combine_chunks() for t in inputs])
+        if not result[name].cast(expected.type).equals(expected):
+            raise RuntimeError(f"turn_features.sql's rows are not in the inputs' order ({name})")
