@@ -37,7 +37,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -56,7 +55,14 @@ from quality.shingles import (
     word_hashes,
 )
 from quality.tables import DEDUP_SIGNATURES, DUPLICATE_PAIRS, TRAJECTORY_DEDUP
-from sources.storage import atomic_path, load_sql, parquet_view, query_arrow, write_parquet
+from sources.storage import (
+    atomic_path,
+    duckdb_cursor,
+    load_sql,
+    parquet_view,
+    query_arrow,
+    write_parquet,
+)
 
 PathOrPaths = Path | str | Sequence[Path | str]
 WORDS, SHORT = "words", "chars"  # the two kinds of shingles a signature is over
@@ -312,7 +318,7 @@ def _candidate_pairs(sig_path: Path, config: DedupConfig) -> list[tuple[str, str
     """(id_a, id_b, kind) pairs that share a band bucket, within one kind of shingles, each
     kind banded with its own LSH parameters."""
     pairs = []
-    con = duckdb.connect()
+    con = duckdb_cursor()
     try:
         parquet_view(con, "signatures", sig_path)
         for kind, lsh, floor in ((WORDS, config.lsh, config.min_shingles),

@@ -30,7 +30,15 @@ from quality.rules import (
     variants_sql,
 )
 from sources.markdown import markdown_cell, markdown_table
-from sources.storage import Files, file_list, load_sql, parquet_view, query_arrow, write_parquet
+from sources.storage import (
+    Files,
+    duckdb_cursor,
+    file_list,
+    load_sql,
+    parquet_view,
+    query_arrow,
+    write_parquet,
+)
 
 # The turns a world model can be judged on: the bench's targets and SFT / RL's (the others
 # restate the action or say nothing new; turn-categories.md).
@@ -167,19 +175,19 @@ def label_turns(features_path: Path, out_path: Path, policy: Policy | None = Non
     `trajectories`: the domain's trajectory count, the boilerplate floor's base, when the file
     is one shard of it (default: the file's own)."""
     policy = policy or load_policy()
-    rules_sql = load_sql(__file__, "rules.sql")
-    labels_sql = load_sql(__file__, "labels.sql").replace(
-        "/* rule_features */", features_json_sql("x.rule"))
-    con = duckdb.connect()
+    variants = policy.variants()
+    rules_sql = variants_sql(load_sql(__file__, "rules.sql"), list(variants), columns="f.*")
+    labels_sql = load_sql(__file__, "labels.sql").replace("/* rules */", rules_sql).replace(
+        "/* rule_features */", features_json_sql("x.rule", alias="x"))
+    con = duckdb_cursor()
     try:
         parquet_view(con, "features", features_path, file_row_number=True)
         if trajectories is None:
             trajectories = distinct_trajectories(con)
-        variants = policy.variants()
-        con.execute(f"CREATE TEMP TABLE rules AS {variants_sql(rules_sql, list(variants))}",
-                    {f"{key}__{variant}": value for variant, params in variants.items()
-                     for key, value in params.items()} | {"trajectories": trajectories})
-        table = query_arrow(con, labels_sql, policy.label_params())
+        table = query_arrow(con, labels_sql, {
+            f"{key}__{variant}": value for variant, params in variants.items()
+            for key, value in params.items()} | {"trajectories": trajectories}
+            | policy.label_params())
     finally:
         con.close()
     metadata = {b"policy_hash": policy.hash.encode(), b"policy_version": str(policy.version)
@@ -200,8 +208,9 @@ def label_turns(features_path: Path, out_path: Path, policy: Policy | None = Non
 
 
 def distinct_trajectories(con: duckdb.DuckDBPyConnection) -> int:
-    """Distinct trajectory ids of the `features` view."""
-    return int(con.execute("SELECT count(DISTINCT trajectory_id) FROM features").fetchone()[0])
+    """Distinct trajectory ids of the `features` view (its result fetched whole, so that the
+    connection takes the next query)."""
+    return int(con.execute("SELECT count(DISTINCT trajectory_id) FROM features").fetchall()[0][0])
 
 
 def examples_markdown(labels_path: Files, turns_path: Files, per_category: int = 2,

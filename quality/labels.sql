@@ -1,18 +1,23 @@
--- One labelled row per turn: the rule that named it (quality/rules.sql, run by labels.py into
--- the table `rules`: column policy under the policy's thresholds, easier / harder with every
--- threshold moved by the policy's margin; rules.variants_sql), its category and loss weight, the feature values
--- that rule read, and whether the turn is ambiguous: a margin's move gives it another category.
--- The rule_features placeholder below is replaced by labels.py: one json_object per rule
--- (rules.features_json_sql).
+-- One labelled row per turn: the rule that named it (quality/rules.sql, put in place of the
+-- rules placeholder by labels.py: every feature of the turn, then column policy under the
+-- policy's thresholds, easier / harder with every threshold moved by the policy's margin;
+-- rules.variants_sql), its category and loss weight, the feature values that rule read, and
+-- whether the turn is ambiguous: a margin's move gives it another category. The
+-- rule_features placeholder below is replaced by labels.py: one json_object per rule
+-- (rules.features_json_sql). The features are read once: the rules carry every column the
+-- rows need (a second scan joined back by row number cost as much as the rules).
 
-WITH weights (category, weight) AS (
+WITH rules AS (
+    /* rules */
+),
+weights (category, weight) AS (
     VALUES ('empty', $empty_loss_weight), ('error', $error_loss_weight),
            ('unchanged', $unchanged_loss_weight), ('echo', $echo_loss_weight),
            ('boilerplate', $boilerplate_loss_weight), ('informative', $informative_loss_weight)
 ),
 judged AS (
     SELECT
-        r.file_row_number,
+        r.*,
         r.policy AS rule,
         r.easier AS easier_rule,
         r.harder AS harder_rule,
@@ -33,12 +38,12 @@ weighed AS (
     JOIN weights AS wh ON wh.category = j.harder_category
 )
 SELECT
-    f.trajectory_id,
-    f.turn_index,
-    f.domain,
-    f.source,
-    f.source_format,
-    f.observation_format,
+    x.trajectory_id,
+    x.turn_index,
+    x.domain,
+    x.source,
+    x.source_format,
+    x.observation_format,
     x.category,
     CASE
         WHEN NOT x.ambiguous OR $ambiguous_weight_mode = 'category' THEN x.weight
@@ -54,6 +59,5 @@ SELECT
     END AS near_rule,
     $policy_version::INTEGER AS policy_version,
     $policy_hash::VARCHAR AS policy_hash
-FROM features AS f
-JOIN weighed AS x USING (file_row_number)
-ORDER BY f.file_row_number
+FROM weighed AS x
+ORDER BY x.file_row_number

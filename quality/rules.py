@@ -103,11 +103,11 @@ _SHAPE = re.compile(r"\s*WITH\s+boilerplate_floor\s+AS\s+\(\s*SELECT\s+(.*?)\s+A
                     r"boilerplate_floor\s+AS\s+b\s*", re.S)
 
 
-def variants_sql(sql: str, variants: Sequence[str]) -> str:
+def variants_sql(sql: str, variants: Sequence[str], columns: str = "f.file_row_number") -> str:
     """rules.sql's rule under each of several sets of thresholds, in one scan of the features:
-    one column per variant, named after it, whose thresholds are the parameters
-    `$name__variant` (`$trajectories` is shared). The same rule ids as rules.sql run once per
-    variant, without reading the features again for each."""
+    `columns` of the features (`f`), then one column per variant, named after it, whose
+    thresholds are the parameters `$name__variant` (`$trajectories` is shared). The same rule
+    ids as rules.sql run once per variant, without reading the features again for each."""
     shape = _SHAPE.fullmatch(re.sub(r"--[^\n]*", "", sql))
     if not shape:
         raise ValueError("rules.sql: expected WITH boilerplate_floor AS (SELECT ... AS "
@@ -117,7 +117,7 @@ def variants_sql(sql: str, variants: Sequence[str]) -> str:
     floors = ", ".join(f"{_renamed(floor, v)} AS {v}" for v in variants)
     cases = ", ".join(f"{_renamed(case, v).replace('b.min_trajectories', f'b.{v}')} AS {v}"
                       for v in variants)
-    return (f"WITH boilerplate_floor AS (SELECT {floors})\nSELECT f.file_row_number, {cases}"
+    return (f"WITH boilerplate_floor AS (SELECT {floors})\nSELECT {columns}, {cases}"
             "\nFROM features AS f, boilerplate_floor AS b")
 
 

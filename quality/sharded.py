@@ -23,7 +23,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-import duckdb
 import numpy as np
 
 from quality.corpus_columns import FREQUENCY_COLUMNS, domain_common_words, finish_turn_features
@@ -40,7 +39,7 @@ from quality.tables import (
     TURN_FEATURES,
     TURN_LABELS,
 )
-from sources.storage import parquet_view
+from sources.storage import duckdb_cursor, parquet_view
 from sources.tables import RAW_TRAJECTORIES, RAW_TURNS, Table
 
 SCRUB_TABLES = (SCRUBBED_TRAJECTORIES, SCRUBBED_TURNS, SCRUB_FINDINGS)
@@ -173,7 +172,7 @@ def labels_for_domain(out_dir: Path, domain: str, policy: Policy, data_dir: Path
     floor counted over the domain's trajectories."""
     data_dir = data_dir or out_dir
     _shards_of(data_dir, domain)  # a domain with no shard stops here, with its reason
-    con = duckdb.connect()
+    con = duckdb_cursor()
     try:
         parquet_view(con, "features", TURN_FEATURES.domain_glob(out_dir, domain))
         trajectories = distinct_trajectories(con)
