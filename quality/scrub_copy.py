@@ -32,12 +32,16 @@ class CopyingSink:
         self.path = Path(path)
         self._sink: ParquetSink | None = None
         self._unchanged_rows = 0
+        self._head: list[pa.Table] = []  # the raw file's first ROWS_PER_BATCH rows, as given
 
     def write_table(self, table: pa.Table, changed: bool) -> None:
         """Append `table`, the raw file's next rows (as they are unless `changed`)."""
         if self._sink is None and not changed:
+            if self._unchanged_rows < ROWS_PER_BATCH:
+                self._head.append(table.slice(0, ROWS_PER_BATCH - self._unchanged_rows))
             self._unchanged_rows += table.num_rows
             return
+        self._head = []
         if self._sink is None:
             self._sink = self._replaying(self._unchanged_rows)
         self._sink.write_table(table)
@@ -57,11 +61,18 @@ class CopyingSink:
         """Finish the file: the sink's, or the raw file copied (or rewritten) in one piece."""
         if self._sink is not None:
             self._sink.close()
-        elif written_as_sink(self.raw):
+        elif written_as_sink(self.raw, self._first_rows()):
             with atomic_path(self.path) as tmp:
                 shutil.copyfile(self.raw, tmp)
         else:
             self._replaying(self._unchanged_rows).close()
+
+    def _first_rows(self) -> pa.Table | None:
+        """The raw rows given so far, up to a row group's (contiguous, as the sink writes them:
+        the check reads them from here instead of decoding the file's first group again)."""
+        if not self._head:
+            return None
+        return pa.concat_tables(self._head).combine_chunks()
 
     def abort(self) -> None:
         if self._sink is not None:
@@ -78,7 +89,7 @@ class CopyingSink:
             self.abort()
 
 
-def written_as_sink(path: Path) -> bool:
+def written_as_sink(path: Path, first_rows: pa.Table | None = None) -> bool:
     """Whether `path` has the bytes ParquetSink writes from its rows: its row groups cut every
     ROWS_PER_BATCH rows, every column chunk in the sink's codec, and its first row group (a
     full one, where page-size and dictionary limits show) encoded again by the sink's writer
@@ -86,7 +97,8 @@ def written_as_sink(path: Path) -> bool:
     row groups share one writer's settings, so the first stands for the others; a file of one
     row group is checked whole. (Every writer of the raw tables, ingest's ParquetSink and
     source_merge's ParquetWriter, uses the sink's settings; the check keeps a file written
-    otherwise from being copied.)"""
+    otherwise from being copied.) `first_rows`: the file's first rows, already read (used when
+    they are its whole first row group)."""
     parquet = pq.ParquetFile(path)
     meta = parquet.metadata
     sizes = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
@@ -97,7 +109,8 @@ def written_as_sink(path: Path) -> bool:
         return False
     buffer = io.BytesIO()
     with pq.ParquetWriter(buffer, parquet.schema_arrow, compression=COMPRESSION) as writer:
-        writer.write_table(parquet.read_row_group(0))
+        whole = first_rows is not None and first_rows.num_rows == meta.row_group(0).num_rows
+        writer.write_table(first_rows if whole else parquet.read_row_group(0))
     reference = pq.ParquetFile(io.BytesIO(buffer.getvalue())).metadata
     if (reference.created_by, reference.metadata) != (meta.created_by, meta.metadata):
         return False

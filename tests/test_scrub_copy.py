@@ -73,3 +73,14 @@ def test_an_empty_file_is_written_by_the_sink(tmp_path: Path) -> None:
     raw = tmp_path / "raw.parquet"
     expected = _sink_file(_rows().slice(0, 0), raw)
     assert _through_copying(raw, tmp_path / "out.parquet", _rows().slice(0, 0), None) == expected
+
+
+@pytest.mark.parametrize("level", [None, 9])
+def test_the_check_on_rows_already_read_is_the_check_on_the_file(tmp_path: Path,
+                                                                 level: int | None) -> None:
+    raw = tmp_path / "raw.parquet"
+    pq.write_table(_rows(), raw, compression="zstd", compression_level=level,
+                   row_group_size=ROWS_PER_BATCH)
+    first = pa.concat_tables([_rows().slice(0, 1000), _rows().slice(1000, ROWS_PER_BATCH - 1000)])
+    assert written_as_sink(raw, first.combine_chunks()) == written_as_sink(raw) == (level is None)
+    assert written_as_sink(raw, _rows().slice(0, 10)) == written_as_sink(raw)  # too few: read
