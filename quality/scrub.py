@@ -253,8 +253,16 @@ def _gated_batches(path: Path, text_fields: Sequence[str], rows: int = READ_ROWS
     """The row batches of a Parquet file (`rows` rows each), each with the kinds each row's
     text fields pass (per field, in the order of `text_fields`)."""
     for batch in pq.ParquetFile(path).iter_batches(batch_size=rows):
-        yield (pa.Table.from_batches([batch]),
-               [gated_kinds(batch.column(name)) for name in text_fields])
+        yield pa.Table.from_batches([batch]), _fields_gated(batch, text_fields)
+
+
+def _fields_gated(batch: pa.RecordBatch, text_fields: Sequence[str]) -> Gates:
+    """Each text field's gates, the fields gated as one column (a text's gates are its own,
+    and each call of `gated_kinds` compiles its gates again: one call a batch, not a field)."""
+    kinds = gated_kinds(pa.chunked_array(
+        [batch.column(name).cast(pa.large_string()) for name in text_fields], pa.large_string()))
+    rows = batch.num_rows
+    return [kinds[i * rows:(i + 1) * rows] for i in range(len(text_fields))]
 
 
 class _TurnStream:
