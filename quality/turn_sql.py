@@ -19,29 +19,26 @@ import duckdb
 import pyarrow as pa
 
 from quality import patterns
-from sources.storage import load_sql, query_arrow, sql_literal
+from sources.storage import duckdb_cursor, load_sql, query_arrow, sql_literal
 
 # The characters DuckDB's trim() drops (utf8proc's category Zs), as an RE2 class: content_chars
 # measures the trimmed text without building it (tests/test_quality_features.py checks the set).
 TRIM_SPACES = r"[ \x{00A0}\x{1680}\x{2000}-\x{200A}\x{202F}\x{205F}\x{3000}]"
 
 
-# This process's in-memory database (its pid: a forked child opens its own), and each thread's
-# connection to it, which stays open with the query TurnSqlGroups prepares on it: opening a
-# database costs 20-30 ms of CPU, and planning turn_features.sql 40-60 ms (DuckDB compiles its
+# Each thread's connection to this process's turn-features database (sources.storage keeps
+# one a process and role), which stays open with the query TurnSqlGroups prepares on it: opening
+# a database costs 20-30 ms of CPU, and planning turn_features.sql 40-60 ms (DuckDB compiles its
 # regular expressions as it binds them), each once a process and thread instead of once a shard.
-_DATABASE: tuple[int, duckdb.DuckDBPyConnection] | None = None
 _THREAD = threading.local()
 
 
 def connect(threads: int, memory_limit: str) -> duckdb.DuckDBPyConnection:
     """This thread's DuckDB connection for the turn features (not to be closed: the next shard
-    of the process takes it up again); the settings apply to the database whole."""
-    global _DATABASE
-    if _DATABASE is None or _DATABASE[0] != os.getpid():
-        _DATABASE = (os.getpid(), duckdb.connect())
+    of the process takes it up again); the settings apply to the turn features' database whole."""
     if getattr(_THREAD, "pid", None) != os.getpid():
-        _THREAD.pid, _THREAD.con, _THREAD.prepared = os.getpid(), _DATABASE[1].cursor(), {}
+        _THREAD.pid, _THREAD.con, _THREAD.prepared = (os.getpid(), duckdb_cursor("turn_features"),
+                                                      {})
     con = _THREAD.con
     con.execute(f"SET threads = {int(threads)}")
     con.execute(f"SET memory_limit = {sql_literal(memory_limit)}")
