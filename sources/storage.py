@@ -218,14 +218,23 @@ class ParquetSink:
     (7 domains x 4 shards x 3 tables) and parks them all when a source ends, so the rows left
     over in the sinks of the sources done (up to 4,096 a sink; a raw_trajectories sink's
     4,096 trajectories are about 90k turns of its shard) no longer wait as dicts until the run
-    ends. The row groups, and so the bytes, are those of the rows converted at once."""
+    ends. The row groups, and so the bytes, are those of the rows converted at once.
 
-    def __init__(self, path: Path, schema: pa.Schema, rows_per_batch: int = ROWS_PER_BATCH) -> None:
+    With `max_pending_bytes`, `write` also parks its rows whenever their text passes that many
+    bytes: the row group stays `rows_per_batch` rows (the same bytes), but its rows wait
+    compressed, so a sink of wide rows holds a few MB however large the run (ingest's
+    raw_trajectories sinks: 4,096 Android rows are 37 MB as dicts)."""
+
+    def __init__(self, path: Path, schema: pa.Schema, rows_per_batch: int = ROWS_PER_BATCH,
+                 max_pending_bytes: int | None = None) -> None:
         self.path = Path(path)
         self.schema = schema
         self.rows_per_batch = rows_per_batch
+        self.max_pending_bytes = max_pending_bytes
         self.rows_written = 0
         self._pending: list[dict[str, Any]] = []
+        self._pending_bytes = 0
+        self.closed = False
         self._packed = PackedRows(schema)
         self._tables: list[pa.Table] = []
         self._table_rows = 0
@@ -238,12 +247,17 @@ class ParquetSink:
         self._pending.append(row)
         if self._packed.rows + len(self._pending) >= self.rows_per_batch:
             self._flush()
+        elif self.max_pending_bytes is not None:
+            self._pending_bytes += text_bytes(row)
+            if self._pending_bytes >= self.max_pending_bytes:
+                self.park()
 
     def park(self) -> None:
         """Keep the rows waiting for their row group (`write`'s) compressed, in memory."""
         if self._pending:
             self._packed.add(pa.Table.from_pylist(self._pending, schema=self.schema))
             self._pending = []
+            self._pending_bytes = 0
 
     def write_many(self, rows: list[dict[str, Any]]) -> None:
         for row in rows:
@@ -274,12 +288,17 @@ class ParquetSink:
             self._writer.write_table(batch)
             self.rows_written += batch.num_rows
             self._pending = []
+            self._pending_bytes = 0
 
     def close(self) -> None:
-        """Finish the file and move it into place."""
+        """Finish the file and move it into place (once: a sink closed early, when it can get
+        no more rows, is not closed again when its `with` block ends)."""
+        if self.closed:
+            return
         self._flush()
         self._writer.close()
         os.replace(self._temp_path, self.path)
+        self.closed = True
 
     def abort(self) -> None:
         """Drop the temp file; the previous version of `path` (if any) stays."""
@@ -299,6 +318,12 @@ class ParquetSink:
             self.close()
         else:
             self.abort()
+
+
+def text_bytes(row: dict[str, Any]) -> int:
+    """About the bytes a row's text takes (its strings' lengths): what a sink's waiting rows
+    are capped by."""
+    return sum([len(value) for value in row.values() if value.__class__ is str])
 
 
 # --- SQL ----------------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from sources.storage import (
     sql_literal,
     sql_path,
     table_glob,
+    text_bytes,
     write_parquet,
 )
 from sources.tables import RAW_TURNS
@@ -130,6 +131,26 @@ def test_parquet_sink_parks_waiting_rows_into_the_same_bytes(tmp_path: Path,
     assert (tmp_path / "packed.parquet").read_bytes() == (tmp_path / "whole.parquet").read_bytes()
 
 
+@pytest.mark.parametrize("cap", [1, 7, 30, 10_000])
+def test_parquet_sink_capped_by_bytes_writes_the_same_bytes(tmp_path: Path, cap: int) -> None:
+    """A sink that parks its rows whenever their text passes `max_pending_bytes` writes the
+    row groups, and so the bytes, of one that holds them all as rows."""
+    rows = [{"trajectory_id": "é" * (i % 7), "n": i if i % 5 else None} for i in range(29)]
+    with ParquetSink(tmp_path / "capped.parquet", SCHEMA, rows_per_batch=8,
+                     max_pending_bytes=cap) as sink:
+        for row in rows:
+            sink.write(row)
+            assert sink._pending_bytes < cap
+    with ParquetSink(tmp_path / "rows.parquet", SCHEMA, rows_per_batch=8) as sink:
+        sink.write_many(rows)
+    assert pq.ParquetFile(tmp_path / "capped.parquet").metadata.num_row_groups == 4
+    assert (tmp_path / "capped.parquet").read_bytes() == (tmp_path / "rows.parquet").read_bytes()
+
+
+def test_text_bytes_counts_the_strings_of_a_row() -> None:
+    assert text_bytes({"a": "abc", "b": None, "c": 7, "d": "é"}) == 4
+
+
 def test_scalar_query_and_load_sql(tmp_path: Path) -> None:
     write_parquet(pa.table({"n": [1, 2, 3]}), tmp_path / "t.parquet")
     assert scalar_query("SELECT sum(n) FROM read_parquet($p)", p=str(tmp_path / "t.parquet")) == 6
@@ -142,3 +163,12 @@ def test_scalar_query_and_load_sql(tmp_path: Path) -> None:
     assert load_sql(quality.labels.__file__, "labels.sql") == beside.read_text(encoding="utf-8")
     outcome = CheckOutcome(True, "fine")
     assert outcome.figures == {}
+
+
+def test_a_sink_closed_early_is_not_closed_again(tmp_path: Path) -> None:
+    path = tmp_path / "part-0.parquet"
+    with ParquetSink(path, SCHEMA, rows_per_batch=2) as sink:
+        sink.write_many([{"trajectory_id": str(i), "n": i} for i in range(3)])
+        sink.close()
+        assert pq.read_table(path)["n"].to_pylist() == [0, 1, 2]
+    assert pq.ParquetFile(path).metadata.num_row_groups == 2
