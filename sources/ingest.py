@@ -20,6 +20,7 @@ checked at the end of every run. Used by `worldtrace ingest` and the Dagster ing
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack
@@ -47,6 +48,11 @@ from sources.storage import ParquetSink
 from sources.tables import INGEST_QUARANTINE, RAW_TRAJECTORIES, RAW_TURNS
 
 DOC_SUFFIXES = (".md", ".markdown", ".rst")
+# Text a sink holds as Python rows before it compresses them (ParquetSink.park): a trajectory
+# sink's 4,096 rows are many turns, wide (Android's: 9 KB a row); a turn sink's rows are capped
+# by their count (4,096 rows: 2-12 MB of the generated domains), flat with the run's size.
+PENDING_BYTES: dict[str, int | None] = {
+    RAW_TRAJECTORIES.name: 4 << 20, RAW_TURNS.name: None, INGEST_QUARANTINE.name: 4 << 20}
 TABLE_SCHEMAS: dict[str, pa.Schema] = {  # the tables ingest writes (sources/tables.py)
     table.name: table.schema for table in (RAW_TRAJECTORIES, RAW_TURNS, INGEST_QUARANTINE)}
 
@@ -137,7 +143,7 @@ def iter_inputs(spec: SourceSpec, stats: IngestStats) -> Iterator[Input]:
         starts = sorted(spec.root.glob(pattern))
     else:
         starts = [spec.path]
-    visited: set[Path] = set()
+    visited: set[str] = set()  # real paths as text: a Path costs ~4x the memory
     for start in starts:
         yield from _walk(start, spec, stats, visited)
 
@@ -148,15 +154,19 @@ def is_documentation(path: Path) -> bool:
     return path.suffix.lower() in DOC_SUFFIXES or upper.startswith(("LICENSE", "COPYING"))
 
 
-def _walk(path: Path, spec: SourceSpec, stats: IngestStats, visited: set[Path]) -> Iterator[Input]:
+def _walk(path: Path, spec: SourceSpec, stats: IngestStats, visited: set[str],
+          real: str | None = None) -> Iterator[Input]:
+    """The inputs under `path`; `real` is its real path when the caller knows it (an entry that
+    is no link, of a folder resolved already: no resolve, a system call a component)."""
     if path.name.startswith(".") and path != spec.path:
         stats.skipped_hidden += 1
         return
-    try:
-        real = path.resolve()
-    except (OSError, RuntimeError):  # links that point at each other lead nowhere: quarantined
-        yield Input(path)
-        return
+    if real is None:
+        try:
+            real = str(path.resolve())
+        except (OSError, RuntimeError):  # links that point at each other lead nowhere
+            yield Input(path)
+            return
     if real in visited:
         stats.skipped_repeats += 1
         return
@@ -175,9 +185,26 @@ def _walk(path: Path, spec: SourceSpec, stats: IngestStats, visited: set[Path]) 
     elif (run_folder_reader := directory_reader(path)) is not None:
         yield Input(path, run_folder_reader)  # detected here, once: not again by choose_reader
         return
-    # Real entries before links, so a file reached both ways keeps its own path.
-    for child in sorted(path.iterdir(), key=lambda child: (child.is_symlink(), child.name)):
-        yield from _walk(child, spec, stats, visited)
+    for child, child_real in children(path, real):
+        yield from _walk(child, spec, stats, visited, child_real)
+
+
+def children(folder: Path, folder_real: str) -> Iterator[tuple[Path, str | None]]:
+    """The entries of a folder by name, real ones before links, so a file reached both ways
+    keeps its own path; each with its real path, or None for a link (to resolve). Only the
+    names wait, not a Path each (a 63k-file folder's listing is held while its files are read);
+    the listing's own entry types say which are links."""
+    real: list[str] = []
+    links: list[str] = []
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            (links if entry.is_symlink() else real).append(entry.name)
+    real.sort()
+    links.sort()
+    for name in real:
+        yield folder / name, os.path.join(folder_real, name)
+    for name in links:
+        yield folder / name, None
 
 
 def spec_reader(spec: SourceSpec) -> Reader | None:
@@ -360,16 +387,20 @@ class PartitionSinks:
         self.stack = stack
         self.shards = shards
         self.sinks: dict[tuple[str, str, str], ParquetSink] = {}
+        self.closed: set[str] = set()  # domains whose files are finished
 
     def get(self, table: str, domain: str, source_path: str) -> ParquetSink:
         return self.open(table, domain, self.shards.shard_of(source_path))
 
     def open(self, table: str, domain: str, shard: str) -> ParquetSink:
         if (table, domain, shard) not in self.sinks:
+            if domain in self.closed:
+                raise RuntimeError(f"a row of domain {domain!r} after its files were finished "
+                                   "(a bug: no later source was to write that domain)")
             for name, schema in TABLE_SCHEMAS.items():
                 path = self.output.open_path(name, domain, shard)
                 self.sinks[name, domain, shard] = self.stack.enter_context(
-                    ParquetSink(path, schema))
+                    ParquetSink(path, schema, max_pending_bytes=PENDING_BYTES[name]))
         return self.sinks[table, domain, shard]
 
     def park(self) -> None:
@@ -377,6 +408,13 @@ class PartitionSinks:
         sinks of its domains may get no row again before the run ends)."""
         for sink in self.sinks.values():
             sink.park()
+
+    def close_domains(self, done: set[str]) -> None:
+        """Finish the files of the domains no later source can write (their last row group
+        is the one the run's end would write: the same bytes), so their rows stop waiting."""
+        for key in [key for key in self.sinks if key[1] in done]:
+            self.sinks.pop(key).close()
+        self.closed |= done
 
 
 def write_tables(
@@ -415,7 +453,7 @@ def write_tables(
             sinks.open(RAW_TURNS.name, domain, only_shard or shards.keys[0])
         wanted = None if only_shard is None else (
             lambda source_path: shards.shard_of(source_path) == only_shard)
-        for spec in specs:
+        for index, spec in enumerate(specs):
             for record in ingest_source(spec, stats, pool, wanted):
                 if isinstance(record, IngestedTrajectory):
                     row = record.trajectory
@@ -428,5 +466,14 @@ def write_tables(
                     row = record.row
                     sinks.get(INGEST_QUARANTINE.name, row["domain"], row["source_path"]
                               ).write(row)
+            sinks.close_domains(domains_done(specs[index + 1:], sinks.sinks))
             sinks.park()
     return stats
+
+
+def domains_done(later: list[SourceSpec], sinks: Iterable[tuple[str, str, str]]) -> set[str]:
+    """The domains of open sinks that none of the `later` sources can write: a source with a
+    domain writes only that domain (its quarantine rows too); one without may write any."""
+    if any(spec.domain not in DOMAINS for spec in later):
+        return set()
+    return {domain for _, domain, _ in sinks} - {spec.domain for spec in later}

@@ -12,7 +12,7 @@ import pytest
 
 from sources import tables
 from sources.catalog import CatalogError, load_catalog, make_spec
-from sources.ingest import write_tables
+from sources.ingest import IngestStats, children, domains_done, iter_inputs, write_tables
 from sources.readers import UnknownFormat, all_readers, detect
 from sources.table_checks import contiguous_turn_indices, unique_turn_keys
 
@@ -208,3 +208,32 @@ def test_hidden_entries_are_counted_not_read(traces_dir: Path, tmp_path: Path) -
     stats = write_tables([make_spec("runs", folder, "swe")], tmp_path / "out")
     assert stats.skipped_hidden == 2
     assert stats.total("quarantined") == 0 and stats.total("turns") == 10
+
+
+def test_a_folder_lists_its_real_entries_by_name_before_its_links(tmp_path: Path) -> None:
+    """The walk's order, as `sorted(iterdir(), key=(is_symlink, name))` gave it: names sorted,
+    links after every real entry, so a file reached both ways keeps its own path."""
+    for name in ("b.json", "a.json", "c"):
+        (tmp_path / name).write_text("{}")
+    (tmp_path / "0-link.json").symlink_to("c")
+    (tmp_path / "aa-link.json").symlink_to("gone")
+    listed = list(children(tmp_path, str(tmp_path.resolve())))
+    assert [child.name for child, _ in listed] == [
+        "a.json", "b.json", "c", "0-link.json", "aa-link.json"]
+    assert [real for _, real in listed] == [
+        str(child.resolve()) for child in (tmp_path / "a.json", tmp_path / "b.json",
+                                           tmp_path / "c")] + [None, None]
+    stats = IngestStats()
+    spec = make_spec("files", tmp_path)
+    assert [entry.path.name for entry in iter_inputs(spec, stats)] == [
+        "a.json", "b.json", "c", "aa-link.json"]
+    assert stats.skipped_repeats == 1  # 0-link.json: c again
+
+
+def test_domains_done_are_those_no_later_source_can_write() -> None:
+    later = [make_spec("a", Path("/x"), "swe"), make_spec("b", Path("/y"), "web")]
+    open_sinks = [("raw_turns", "android", "0"), ("raw_turns", "swe", "1"),
+                  ("raw_turns", "web", "0")]
+    assert domains_done(later, open_sinks) == {"android"}
+    assert domains_done([], open_sinks) == {"android", "swe", "web"}
+    assert domains_done([*later, make_spec("c", Path("/z"))], open_sinks) == set()
