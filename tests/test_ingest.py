@@ -12,7 +12,8 @@ import pytest
 
 from sources import tables
 from sources.catalog import CatalogError, load_catalog, make_spec
-from sources.ingest import IngestStats, children, domains_done, iter_inputs, write_tables
+from sources.ingest import IngestStats, domains_done, iter_inputs, write_tables
+from sources.ingest_walk import children
 from sources.readers import UnknownFormat, all_readers, detect
 from sources.table_checks import contiguous_turn_indices, unique_turn_keys
 
