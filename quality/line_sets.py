@@ -115,11 +115,10 @@ def _hash(data: np.ndarray, s: int, e: int, mark: int) -> int:
 
 @numba.njit(inline="always")
 def _probe(data: np.ndarray, s: int, e: int, mark: int, h: int, items: np.ndarray,
-           slots: np.ndarray, stamp: int) -> int:
-    """The slot of the set (items, slots at stamp; its lines in data) that holds the line
-    (data[s:e], mark, hash h), else the empty slot where it would go: hash, mark and length
-    compared, then the bytes."""
-    mask = slots.shape[1] - 1
+           slots: np.ndarray, stamp: int, mask: int) -> int:
+    """The slot of the set (items, slots[:, :mask + 1] at stamp; its lines in data) that holds
+    the line (data[s:e], mark, hash h), else the empty slot where it would go: hash, mark and
+    length compared, then the bytes."""
     slot = h & mask
     while slots[0, slot] == stamp:
         item = slots[1, slot]
@@ -137,7 +136,7 @@ def _probe(data: np.ndarray, s: int, e: int, mark: int, h: int, items: np.ndarra
 @cached_njit
 def read_lines(data: np.ndarray, start: int, end: int, mode: int, flags: np.ndarray,
                classes: np.ndarray, items: np.ndarray, slots: np.ndarray, stamp: int,
-               count: int) -> int:
+               mask: int, count: int) -> int:
     """Add the distinct lines of data[start:end] to the set at `stamp` (`count` items in
     it); returns its new size.
     Lines as str.splitlines breaks them (\\n \\r \\v \\f \\x1c-\\x1e \\x85 \\u2028 \\u2029;
@@ -198,7 +197,7 @@ def read_lines(data: np.ndarray, start: int, end: int, mode: int, flags: np.ndar
                 kept = at(classes, at(data, k)) & CONTENT != 0
         if kept:
             h = _hash(data, s, e, mark)
-            slot = _probe(data, s, e, mark, h, items, slots, stamp)
+            slot = _probe(data, s, e, mark, h, items, slots, stamp, mask)
             if slots[0, slot] != stamp:
                 slots[0, slot], slots[1, slot] = stamp, count
                 items[0, count], items[1, count], items[2, count] = s, e, mark
@@ -212,16 +211,16 @@ def read_lines(data: np.ndarray, start: int, end: int, mode: int, flags: np.ndar
 
 @cached_njit
 def find_items(data: np.ndarray, items: np.ndarray, count: int, order: np.ndarray,
-               held: np.ndarray, held_slots: np.ndarray, stamp: int, found: np.ndarray
-               ) -> None:
-    """found[i] |= items[:, order[i]] is in the set (held, held_slots at stamp) of lines of
-    the same data, for i < count."""
+               held: np.ndarray, held_slots: np.ndarray, stamp: int, mask: int,
+               found: np.ndarray) -> None:
+    """found[i] |= items[:, order[i]] is in the set (held, held_slots[:, :mask + 1] at stamp)
+    of lines of the same data, for i < count."""
     for i in range(count):
         if found[i]:
             continue
         item = order[i]
         slot = _probe(data, items[0, item], items[1, item], items[2, item], items[3, item],
-                      held, held_slots, stamp)
+                      held, held_slots, stamp, mask)
         found[i] = held_slots[0, slot] == stamp
 
 
@@ -288,10 +287,10 @@ def said_lines(text: np.ndarray, actions: np.ndarray, values: np.ndarray,
     out = 0
     for action in range(actions.shape[1]):
         count = read_lines(text, actions[0, action], actions[1, action], SAID, flags, classes,
-                           items, slots, action + 1, 0)
+                           items, slots, action + 1, size - 1, 0)
         for value in range(act_values[action], act_values[action + 1]):
             count = read_lines(text, values[0, value], values[1, value], SAID, flags,
-                               classes, items, slots, action + 1, count)
+                               classes, items, slots, action + 1, size - 1, count)
         for echo in (True, False):  # (echo lines first)
             for item in range(count):
                 points = 0

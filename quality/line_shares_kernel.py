@@ -4,11 +4,13 @@ over UTF-8 bytes: no Python string per line.
 A batch's observations and masked texts come as Arrow string buffers, the distinct actions'
 lines and values as one more (quality/line_shares_compiled.py). The row's keys, its and the
 previous row's element lines, the trajectory's seen keys and the actions' lines are exact
-sets of byte spans (quality/line_sets.py). A row's keys are then joined by "\\n" in a
-scratch buffer, as the definition joins them (sorted by bytes, which is str's order, when a
-value holds a line break), and each echo line and value is looked for there with str.find's
-own algorithm: line by line where it cannot span two lines, in the lines where a match can
-still change the answer.
+sets of byte spans (quality/line_sets.py); a row's sets use a part of their slot tables
+sized to its text, so a short text's probes stay in cache. Echo lines and values are looked
+for with str.find's own algorithm, line by line where they cannot span two lines (in the
+masked text in place, in the lines where a match can still change the answer); only when a
+value holds a line break are the row's keys joined by "\\n" in a scratch buffer, as the
+definition joins them (sorted by bytes, which is str's order), and that value looked for
+there.
 """
 
 from __future__ import annotations
@@ -82,62 +84,75 @@ def _join(lined: np.ndarray, keys: np.ndarray, order: np.ndarray, count: int,
 
 
 @numba.njit(inline="always")
-def _holds(joined: np.ndarray, length: int, bounds: np.ndarray, line: int, found: int,
-           size: int, points: int, whole_word: bool, flags: np.ndarray, lengths: np.ndarray
-           ) -> bool:
-    """Does the match of `size` bytes at `found` (in `line`) count: whole_word False, an echo
-    line of `points` code points, at least half the line's (lengths caches the lines' code
-    points, -1 unknown); whole_word True, a value as a whole word (no str.isalnum character
-    right before or after it)."""
-    if whole_word:
-        after = found + size
-        return not (
-            found > 0 and flags[decode(joined, char_start(joined, found - 1))[0]] & ALNUM
-            or after < length and flags[decode(joined, after)[0]] & ALNUM)
-    if lengths[line] < 0:
-        lengths[line] = code_points(joined, bounds[0, line], bounds[1, line], length)
-    return points * 2 >= lengths[line]
+def _whole_word(hay: np.ndarray, low: int, high: int, found: int, size: int,
+                flags: np.ndarray) -> bool:
+    """No str.isalnum character right before or after the match of `size` bytes at `found`
+    within hay[low:high] (outside it: a line break)."""
+    after = found + size
+    return not (
+        found > low and flags[decode(hay, char_start(hay, found - 1))[0]] & ALNUM
+        or after < high and flags[decode(hay, after)[0]] & ALNUM)
 
 
 @cached_njit
-def _mark_holders(joined: np.ndarray, length: int, ascii: bool, bounds: np.ndarray,
-                  count: int, text: np.ndarray, needles: np.ndarray, blooms: np.ndarray,
+def _mark_holders(hay: np.ndarray, length: int, ascii: bool, bounds: np.ndarray, count: int,
+                  text: np.ndarray, needles: np.ndarray, blooms: np.ndarray,
                   gaps: np.ndarray, one_line: np.ndarray, first: int, last: int,
                   whole_word: bool, flags: np.ndarray, marked: np.ndarray,
                   lengths: np.ndarray) -> None:
-    """marked |= the line holds one of needles[:, first:last] where a match (_holds) starts
-    (_lines_holding: every match, found with str.find's algorithm). An echo line (said;
-    said[2]: its code points) or a value without "\\n" (one_line) can only match inside a
-    line: it is looked for in each line not marked yet, and an echo line only in lines short
-    enough to count (the line's bytes, a bound on its code points); a value with "\\n" in
-    all of joined, each match walked to its line."""
+    """marked |= the line holds one of needles[:, first:last] where a match counts
+    (_lines_holding: every match, found with str.find's algorithm). Line i is
+    hay[bounds[0, i]:bounds[1, i]]; `ascii`: all lines are. whole_word False: an echo line
+    (said; said[2]: its code points), which counts in a line of at most twice its code points
+    (lengths caches the lines' code points, -1 unknown); whole_word True: a value, as a whole
+    word. An echo line or a value without "\\n" (one_line) can only match inside a line: it
+    is looked for in each line not marked yet and short enough to count (its bytes bound its
+    code points), within the line's bytes (so rows whose lines are not joined search the
+    masked text in place); a value with "\\n" in hay[:length], the lines joined by "\\n",
+    each match walked to its line."""
+    line_bytes = 0
+    for line in range(count):
+        line_bytes = max(line_bytes, bounds[1, line] - bounds[0, line])
     for needle in range(first, last):
         start, end = needles[0, needle], needles[1, needle]
         size, points = end - start, 0 if whole_word else needles[2, needle]
-        if not one_line[needle]:
-            found = find(joined, length, text, start, end, blooms[needle], gaps[needle], 0)
+        if not one_line[needle]:  # (a value: only whole_word needles span lines)
+            found = find(hay, length, text, start, end, blooms[needle], gaps[needle], 0)
             line = 0
             while found >= 0:
                 while bounds[1, line] < found:
                     line += 1
                 if not marked[line]:
-                    marked[line] = _holds(joined, length, bounds, line, found, size, points,
-                                          whole_word, flags, lengths)
-                found = find(joined, length, text, start, end, blooms[needle], gaps[needle],
+                    marked[line] = _whole_word(hay, 0, length, found, size, flags)
+                found = find(hay, length, text, start, end, blooms[needle], gaps[needle],
                              found + 1)
             continue
-        longest = length if whole_word else 2 * points if ascii else 8 * points
+        longest = line_bytes if whole_word else 2 * points if ascii else 8 * points
         for line in range(count):
             line_start, line_end = bounds[0, line], bounds[1, line]
             if marked[line] or not size <= line_end - line_start <= longest:
                 continue
-            found = find(joined, line_end, text, start, end, blooms[needle], gaps[needle],
+            found = find(hay, line_end, text, start, end, blooms[needle], gaps[needle],
                          line_start)
             while found >= 0 and not marked[line]:
-                marked[line] = _holds(joined, length, bounds, line, found, size, points,
-                                      whole_word, flags, lengths)
-                found = find(joined, line_end, text, start, end, blooms[needle],
+                if whole_word:
+                    marked[line] = _whole_word(hay, line_start, line_end, found, size, flags)
+                else:  # (at least half the line's code points)
+                    if lengths[line] < 0:
+                        lengths[line] = code_points(hay, line_start, line_end,
+                                                    line_end - line_start)
+                    marked[line] = points * 2 >= lengths[line]
+                found = find(hay, line_end, text, start, end, blooms[needle],
                              gaps[needle], found + 1)
+
+
+@cached_njit
+def _ascii(data: np.ndarray, start: int, end: int) -> bool:
+    """data[start:end] is all ASCII (an OR over the bytes, which LLVM vectorises)."""
+    high = np.uint8(0)
+    for b in data[start:end]:
+        high |= b
+    return high < 0x80
 
 
 @cached_njit
@@ -179,6 +194,17 @@ def _room(observed: np.ndarray, masked: np.ndarray, max_bytes: int) -> tuple[int
     return longest + 2, size
 
 
+@numba.njit(inline="always")
+def _table_mask(most: int) -> int:
+    """The slot mask of a set for a text of `most` bytes (lines: at most one more): a power of
+    two, at least twice the lines. (A row's sets use only that part of their slots: a small
+    text's probes stay in cache.)"""
+    size = 2
+    while size < 2 * (most + 2):
+        size *= 2
+    return size - 1
+
+
 @cached_njit
 def line_share_rows(observation: np.ndarray, observed: np.ndarray, lined: np.ndarray,
                     masked: np.ndarray, turn: np.ndarray, row_action: np.ndarray,
@@ -213,6 +239,7 @@ def line_share_rows(observation: np.ndarray, observed: np.ndarray, lined: np.nda
     value_blooms, value_gaps, value_one_line = _skips(text, values)
     stamp, trajectory, seen_count, have_before = 0, 0, 0, False
     count, elements, last_start, last_end = 0, 0, 0, -1
+    now_mask, before_mask = 1, 1
     for row in range(rows):
         if turn[row] == 0:
             trajectory, seen_count, have_before = trajectory + 1, 0, False
@@ -229,42 +256,59 @@ def line_share_rows(observation: np.ndarray, observed: np.ndarray, lined: np.nda
                 and code_points(observation, start, end, max_chars) <= max_chars)
             count = 0 if not short else read_lines(
                 lined, masked[0, row], masked[1, row], KEYS, flags, classes, keys,
-                key_slots, stamp, 0)
+                key_slots, stamp, _table_mask(masked[1, row] - masked[0, row]), 0)
+            now_mask = _table_mask(end - start)
             elements = 0 if not count else read_lines(
-                observation, start, end, ELEMENTS, flags, classes, now, now_slots, stamp, 0)
+                observation, start, end, ELEMENTS, flags, classes, now, now_slots, stamp,
+                now_mask, 0)
             if have_before and elements:
                 for item in range(elements):
                     order[item] = item
                 known[:elements] = False
                 find_items(observation, now, elements, order, before, before_slots,
-                           stamp - 1, known)
+                           stamp - 1, before_mask, known)
                 shares[2, row] = known[:elements].sum() / elements
                 valid[2, row] = True
             # (this row's elements are the next one's previous; the other set is reused)
             now, now_slots, before, before_slots = before, before_slots, now, now_slots
+            now_mask, before_mask = before_mask, now_mask
             last_start, last_end = start, end
         have_before = True
         if not count:
             continue
         action = row_action[row]
-        if act_multi[action]:
+        multi = act_multi[action]
+        length, ascii = 0, True
+        if multi:  # (the keys joined in their bytes' order; else searched in place)
             _sort_keys(lined, keys, order, spare, count)
+            length, ascii = _join(lined, keys, order, count, joined, bounds)
         else:
             for line in range(count):
                 order[line] = line
-        length, ascii = _join(lined, keys, order, count, joined, bounds)
+            if act_echo[action]:
+                ascii = _ascii(lined, masked[0, row], masked[1, row])
         find_said(lined, keys, count, order, text, said, said_table, action, restating)
         lengths[:count] = -1
         first = act_said[action]
-        _mark_holders(joined, length, ascii, bounds, count, text, said, said_blooms,
-                      said_gaps, said_one_line, first, first + act_echo[action], False, flags,
-                      restating, lengths)
+        if multi:
+            _mark_holders(joined, length, ascii, bounds, count, text, said, said_blooms, said_gaps,
+                          said_one_line, first, first + act_echo[action], False, flags,
+                          restating, lengths)
+        else:
+            _mark_holders(lined, length, ascii, keys, count, text, said, said_blooms, said_gaps,
+                          said_one_line, first, first + act_echo[action], False, flags,
+                          restating, lengths)
         present[:count] = False
-        find_items(lined, keys, count, order, seen, seen_slots, trajectory, present)
+        find_items(lined, keys, count, order, seen, seen_slots, trajectory,
+                   seen_slots.shape[1] - 1, present)
         known[:count] = restating[:count] | present[:count]
-        _mark_holders(joined, length, ascii, bounds, count, text, values, value_blooms,
-                      value_gaps, value_one_line, act_values[action], act_values[action + 1],
-                      True, flags, known, lengths)
+        first, last = act_values[action], act_values[action + 1]
+        if multi:
+            _mark_holders(joined, length, ascii, bounds, count, text, values, value_blooms,
+                          value_gaps, value_one_line, first, last, True, flags, known, lengths)
+        elif last > first:
+            _mark_holders(lined, length, ascii, keys, count, text, values, value_blooms, value_gaps,
+                          value_one_line, first, last, True, flags, known, lengths)
         shares[0, row] = restating[:count].sum() / count
         shares[1, row] = known[:count].sum() / count
         valid[0, row] = valid[1, row] = True
