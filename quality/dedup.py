@@ -55,9 +55,9 @@ from quality.shingles import (
     word_hashes,
 )
 from quality.tables import DEDUP_SIGNATURES, DUPLICATE_PAIRS, TRAJECTORY_DEDUP
+from sources.duckdb_cursors import duckdb_cursor
 from sources.storage import (
     atomic_path,
-    duckdb_cursor,
     load_sql,
     parquet_view,
     query_arrow,

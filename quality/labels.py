@@ -29,10 +29,10 @@ from quality.rules import (
     parse_ambiguity,
     variants_sql,
 )
+from sources.duckdb_cursors import duckdb_cursor
 from sources.markdown import markdown_cell, markdown_table
 from sources.storage import (
     Files,
-    duckdb_cursor,
     file_list,
     load_sql,
     parquet_view,

@@ -39,7 +39,8 @@ from quality.tables import (
     TURN_FEATURES,
     TURN_LABELS,
 )
-from sources.storage import duckdb_cursor, parquet_view
+from sources.duckdb_cursors import duckdb_cursor
+from sources.storage import parquet_view
 from sources.tables import RAW_TRAJECTORIES, RAW_TURNS, Table
 
 SCRUB_TABLES = (SCRUBBED_TRAJECTORIES, SCRUBBED_TURNS, SCRUB_FINDINGS)

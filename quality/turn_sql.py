@@ -19,7 +19,8 @@ import duckdb
 import pyarrow as pa
 
 from quality import patterns
-from sources.storage import duckdb_cursor, load_sql, query_arrow, sql_literal
+from sources.duckdb_cursors import duckdb_cursor
+from sources.storage import load_sql, query_arrow, sql_literal
 
 # The characters DuckDB's trim() drops (utf8proc's category Zs), as an RE2 class: content_chars
 # measures the trimmed text without building it (tests/test_quality_features.py checks the set).
