@@ -296,3 +296,29 @@ def test_same_seed_gives_identical_files(collected: Path, tmp_path: Path, domain
     collect_domain(domain, tmp_path, N_EACH, SEED)
     assert _checksums(tmp_path, domain) == _checksums(collected, domain)
     assert not [p for p in (tmp_path / domain).iterdir() if p.name.startswith(".")]  # no leftovers
+
+
+def test_search_corpus_does_not_depend_on_the_process_or_checkout(tmp_path: Path) -> None:
+    """The corpus (and so every BM25 score of the default data) is the same text whichever
+    interpreter path runs it and wherever objects land in memory: a default value's address
+    (`<weakref at 0x..; to ..>`) and sys.executable (`platform.architecture`) are written out of
+    the signatures."""
+    import os
+    import site
+    import sys
+
+    script = ("import hashlib; from sources.factory.search_engine import build_corpus; "
+              "print(hashlib.sha256(''.join(d.url + d.text for d in build_corpus())"
+              ".encode()).hexdigest())")
+    repo = str(Path(__file__).resolve().parent.parent)
+    # the same interpreter under another path (a link outside the virtualenv, which then
+    # finds the packages through PYTHONPATH)
+    other = tmp_path / "elsewhere" / "python"
+    other.parent.mkdir()
+    other.symlink_to(Path(sys.executable).resolve())
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([repo, *site.getsitepackages()])}
+    digests = {subprocess.run([python, "-c", script], capture_output=True, text=True, env=env,
+                              check=True).stdout for python in (sys.executable, str(other))}
+    assert len(digests) == 1
+    text = "".join(doc.text for doc in default_engine().docs)
+    assert " at 0x" not in text and sys.executable not in text

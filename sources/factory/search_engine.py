@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import re
+import sys
 import threading
 from dataclasses import dataclass
 from functools import lru_cache
@@ -37,7 +38,8 @@ STOPWORDS = frozenset(
 )
 K1, B = 1.2, 0.75
 _TOKEN = re.compile(r"[a-z][a-z0-9_]+")
-_ADDRESS = re.compile(r" at 0x[0-9a-f]+>")
+# "<function f at 0x..>", "<weakref at 0x..; to x>": an address in a default value
+_ADDRESS = re.compile(r" at 0x[0-9a-f]+(?=[>;])")
 
 
 def tokenize(text: str) -> list[str]:
@@ -71,7 +73,9 @@ def _signature(obj: object) -> str:
         text = str(inspect.signature(obj))  # type: ignore[arg-type]
     except (TypeError, ValueError):
         return "(...)"
-    return _ADDRESS.sub(">", text)  # "<function copy2 at 0x7f..>" differs per process
+    # A default value's address differs per process, and sys.executable (platform.architecture's
+    # default) per checkout: the corpus, and so every BM25 score, must not depend on either.
+    return _ADDRESS.sub("", text).replace(repr(sys.executable), "sys.executable")
 
 
 def build_corpus() -> list[Doc]:
