@@ -27,7 +27,7 @@ from sources.storage import load_sql, query_arrow, sql_literal
 TRIM_SPACES = r"[ \x{00A0}\x{1680}\x{2000}-\x{200A}\x{202F}\x{205F}\x{3000}]"
 
 
-# Each thread's connection to this process's turn-features database (sources.storage keeps
+# Each thread's connection to this process's turn-features database (sources.duckdb_cursors keeps
 # one a process and role), which stays open with the query TurnSqlGroups prepares on it: opening
 # a database costs 20-30 ms of CPU, and planning turn_features.sql 40-60 ms (DuckDB compiles its
 # regular expressions as it binds them), each once a process and thread instead of once a shard.
