@@ -257,7 +257,9 @@ def line_share_rows(observation: np.ndarray, observed: np.ndarray, lined: np.nda
             count = 0 if not short else read_lines(
                 lined, masked[0, row], masked[1, row], KEYS, flags, classes, keys,
                 key_slots, stamp, _table_mask(masked[1, row] - masked[0, row]), 0)
-            now_mask = _table_mask(end - start)
+            # (a text too long to read sizes no table: its empty set keeps the smallest
+            # mask, which the next row probes it with; the text's own would pass the slots)
+            now_mask = _table_mask(end - start) if count else 1
             elements = 0 if not count else read_lines(
                 observation, start, end, ELEMENTS, flags, classes, now, now_slots, stamp,
                 now_mask, 0)

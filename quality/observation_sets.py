@@ -141,7 +141,8 @@ def _walk(hashes, offsets, flagged, row_trajectory, words, chrome_min):
     for r in range(1, n):
         if row_trajectory[r] != row_trajectory[r - 1]:
             starts.append(r)
-    starts.append(n)
+    if n:  # (no rows: no trajectory, and no row_trajectory[0] to read its number from)
+        starts.append(n)
     counts = np.zeros((5, n), np.int64)
     n_obs = offsets[2 * n] - offsets[n] if not words else 0
     pair_rows = np.empty(n_obs, np.int64)
