@@ -1,6 +1,6 @@
 """The compiled loops of quality/ with numba's bounds checks on: their own tests run again in a
 subprocess with NUMBA_BOUNDSCHECK=1 and a fresh cache, so an index past an array raises
-IndexError there. Without the checks (how the pipeline runs: they cost 2-5x on the scans) such
+IndexError there. Without the checks (how the pipeline runs: numba's default) such
 a read passes or segfaults as memory falls: a slot mask kept from a text too long to read once
 sent line_share_rows past its table, which CI alone met, as a segfault.
 

@@ -18,7 +18,7 @@ from conftest import REPO_ROOT
 
 from quality.batches import run_numbers, trajectory_batches
 from quality.features import TURN_SCHEMA
-from quality.line_shares import line_shares
+from quality.line_shares import LINE_MAX_CHARS, line_shares
 from quality.line_shares_compiled import compiled_line_shares
 from quality.mirrored_fields import call_arguments
 from quality.reply_features import action_values, masked_texts
@@ -155,7 +155,7 @@ def test_a_text_too_long_to_read_before_short_ones() -> None:
     """A row too long to read (no line shares) before rows that are read: the long row's empty
     set is probed by the next row, with a mask sized to a table it has (the text's own mask
     once pointed past the slots: a segfault in CI)."""
-    long = "x" * (4 * 12_000 + 10) + "\nline two\n"
+    long = "x" * (4 * LINE_MAX_CHARS + 10) + "\nline two\n"
     short = "alpha\nbeta\ngamma\n"
     for turns in ([0, 1, 2], [0, 1, 0], [0, 0, 1]):
         assert_same(['run("alpha")', "ls", "x"], [long, short, short + "line two\n"], turns)
