@@ -32,6 +32,7 @@ import pyarrow as pa
 
 from sources.catalog import GLOB_CHARACTERS, SourceSpec
 from sources.ids import trajectory_content_hash, trajectory_id
+from sources.ingest_partitions import plan_partitions, write_partitions
 from sources.ingest_pool import InputPool, PoolConfig
 from sources.ingest_walk import Input, iter_inputs, spec_reader
 from sources.readers import UnknownFormat, detect
@@ -120,6 +121,9 @@ class QuarantinedRecord:
 
 def relative_name(path: Path, root: Path) -> str:
     """`path` relative to the source root, in POSIX form (stable across machines)."""
+    text, prefix = str(path), str(root)
+    if prefix != "/" and text.startswith(prefix) and text[len(prefix):len(prefix) + 1] == "/":
+        return text[len(prefix) + 1:]  # a path the walk joined under the root: its tail as is
     try:
         return path.relative_to(root).as_posix() or path.name
     except ValueError:
@@ -345,8 +349,10 @@ def write_tables(
     rows (re-ingesting is idempotent). A source name already read from another path is refused
     unless `replace` (see `sources.source_merge`). `domains` lists partitions to write even when
     empty (a Dagster partition run names its own). A failure leaves the previous files in place.
-    With `workers` > 1 the inputs are read in that many processes (sources/ingest_pool.py):
-    the same bytes, faster. `shards` says how many shards each domain is cut into;
+    With `workers` > 1 the inputs are read in that many processes: the same bytes, faster (a run
+    of many partitions, every source with its domain, gives each worker whole partitions to
+    write: sources/ingest_partitions.py; any other, a pool of readers: sources/ingest_pool.py).
+    `shards` says how many shards each domain is cut into;
     `only_shard` (a partition step of one shard) reads only the inputs whose path hashes to that
     shard and rewrites only that shard (and the stale shards a lowered count left), so the
     steps of a domain's shards can run at once.
@@ -360,6 +366,14 @@ def write_tables(
     with merged_output(specs, data_dir, TABLE_SCHEMAS, replace, run_shards) as output, \
             ExitStack() as stack:
         sinks = PartitionSinks(output, stack, shards)
+        tasks = plan_partitions(specs, stats, output, shards, only_shard, workers
+                                ) if workers > 1 else None
+        if tasks is not None:  # workers that write their partitions' files themselves
+            write_partitions(specs, tasks, output, stats, workers, on_trajectory)
+            for domain in domains:  # a named domain has its first shard even when empty
+                if (domain, only_shard or shards.keys[0]) not in output.partitions():
+                    sinks.open(RAW_TURNS.name, domain, only_shard or shards.keys[0])
+            return stats
         pool = stack.enter_context(InputPool(PoolConfig(workers))) if workers > 1 else None
         for domain in domains:  # a named domain has its first shard even when empty
             sinks.open(RAW_TURNS.name, domain, only_shard or shards.keys[0])

@@ -5,7 +5,6 @@ the killed process cleaned nothing."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import signal
 import socket
@@ -18,6 +17,7 @@ from sources.factory.scale import generate_corpus, source_name
 from sources.ingest import write_tables
 from sources.schema import DOMAINS
 from sources.storage import partition_path, remove_stale_temps
+from tests.generated_sources import file_hashes, generated_specs
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -38,16 +38,6 @@ def stall(stats):
 write_tables([make_spec(source_name(d), corpus / d / source_name(d), d) for d in DOMAINS],
              data, on_trajectory=stall)
 """
-
-
-def _specs(corpus: Path) -> list:
-    return [make_spec(source_name(d), corpus / d / source_name(d), d) for d in DOMAINS]
-
-
-def _files(data: Path) -> dict[str, str]:
-    """Every file under `data` (hidden ones too) with its sha256."""
-    return {path.relative_to(data).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
-            for path in sorted(data.rglob("*")) if path.is_file()}
 
 
 def _killed_when_stalled(script: str, *args: Path) -> int:
@@ -75,21 +65,21 @@ def test_killed_ingest_rerun_gives_the_same_bytes_and_leaves_nothing(tmp_path: P
     corpus = tmp_path / "corpus"
     generate_corpus(corpus, list(DOMAINS), 8, 3)
     clean = tmp_path / "clean"
-    write_tables(_specs(corpus), clean)
+    write_tables(generated_specs(corpus), clean)
 
     data = tmp_path / "data"
-    write_tables(_specs(corpus), data)  # a previous good run: the killed one replaces it
+    write_tables(generated_specs(corpus), data)  # a previous good run: the killed one replaces it
     pid = _killed_when_stalled(KILLED_INGEST, corpus, data)
-    left = [name for name in _files(data) if f".fresh-{socket.gethostname()}-{pid}" in name]
+    left = [name for name in file_hashes(data) if f".fresh-{socket.gethostname()}-{pid}" in name]
     assert left, "the kill should have left the run's fresh files behind"
-    assert _files(data).items() >= _files(clean).items()  # the old tables are untouched
+    assert file_hashes(data).items() >= file_hashes(clean).items()  # the old tables are untouched
     # an older version's staging folder, of a process that is gone, goes too
     staging = data / f"_staging-{_dead_pid()}" / "raw_turns"
     staging.mkdir(parents=True)
     (staging / "part-0.parquet").write_bytes(b"half a file")
 
-    write_tables(_specs(corpus), data)
-    assert _files(data) == _files(clean)
+    write_tables(generated_specs(corpus), data)
+    assert file_hashes(data) == file_hashes(clean)
 
 
 def test_a_live_process_and_another_host_keep_their_files(tmp_path: Path) -> None:

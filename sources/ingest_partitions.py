@@ -1,0 +1,159 @@
+"""Reading workers that own whole partitions: each writes the Parquet files of its shards itself.
+
+With `InputPool` (sources/ingest_pool.py) the workers read and the parent writes: every row is
+pickled, sent through a pipe, unpickled and converted by the parent, whose share of the CPU
+(about a fifth) caps what two cores can do. When a run holds many partitions (domain x shard)
+and every source names its domain, the partition of each input is known before it is read (the
+domain is the source's, the shard the hash of the input's path), so the parent only walks the
+sources and plans: a worker takes one partition at a time, reads its inputs in the run's order
+(sources in order, inputs in walk order) and writes its three fresh files; the parent places
+them as before (sources/source_merge.py). A partition's rows and row groups are those of a
+one-process run, so the files are the same bytes.
+
+Partitions go to the workers largest first (by input bytes), so the last ones to finish are
+small. A run with fewer than two partitions a worker keeps the pool, which splits within one.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sources.catalog import GLOB_CHARACTERS, SourceSpec
+from sources.ingest_pool import input_bytes
+from sources.ingest_walk import Input, iter_inputs
+from sources.schema import DOMAINS
+from sources.shards import ShardConfig
+from sources.source_merge import RunOutput
+from sources.storage import ParquetSink, remove_stale_beside
+from sources.tables import INGEST_QUARANTINE, RAW_TRAJECTORIES, RAW_TURNS
+
+if TYPE_CHECKING:
+    from sources.ingest import IngestStats, SourceCounts
+
+PARTITIONS_PER_WORKER = 2  # fewer, and one partition's inputs may keep one worker busy alone
+
+
+@dataclass
+class PartitionTask:
+    """One partition's inputs, in the run's order, and the fresh files its worker writes."""
+
+    domain: str
+    shard: str
+    fresh: dict[str, Path]  # table name -> fresh path (the parent's, so it places them)
+    inputs: list[tuple[int, Input]] = field(default_factory=list)  # (source index, input)
+    bytes: int = 0
+
+
+def plan_partitions(specs: list[SourceSpec], stats: IngestStats, output: RunOutput,
+                    shards: ShardConfig, only_shard: str | None, workers: int
+                    ) -> list[PartitionTask] | None:
+    """The run cut into partition tasks, largest first; None when it cannot be cut before
+    reading (a source without a known domain, or a missing path: their rows' partitions are
+    known only from the records) or is too narrow to keep the workers busy."""
+    from sources.ingest import relative_name
+
+    if not all(spec.domain in DOMAINS and (spec.path.exists() or any(
+            char in str(spec.path) for char in GLOB_CHARACTERS)) for spec in specs):
+        return None
+    tasks: dict[tuple[str, str], PartitionTask] = {}
+    for index, spec in enumerate(specs):
+        assert spec.domain is not None
+        for entry in iter_inputs(spec, stats):
+            shard = shards.shard_of(relative_name(entry.path, spec.root))
+            if only_shard is not None and shard != only_shard:
+                continue
+            task = tasks.get((spec.domain, shard))
+            if task is None:
+                fresh = {table: output.fresh_path(table, spec.domain, shard)
+                         for table in TABLE_NAMES}
+                task = tasks[spec.domain, shard] = PartitionTask(spec.domain, shard, fresh)
+            task.inputs.append((index, entry))
+            try:
+                task.bytes += input_bytes(entry.path)
+            except OSError:  # unreadable: its worker quarantines it with the reason
+                pass
+    if len(tasks) < PARTITIONS_PER_WORKER * workers:
+        return None
+    return sorted(tasks.values(), key=lambda task: (-task.bytes, task.domain, task.shard))
+
+
+TABLE_NAMES = (RAW_TRAJECTORIES.name, RAW_TURNS.name, INGEST_QUARANTINE.name)
+
+
+def write_partitions(specs: list[SourceSpec], tasks: list[PartitionTask], output: RunOutput,
+                     stats: IngestStats, workers: int,
+                     on_partition: Callable[[IngestStats], None] | None = None) -> None:
+    """Run every task in `workers` processes; each partition that got rows is registered with
+    `output` (placed on success). On a failure no fresh file of the run stays behind."""
+    context = multiprocessing.get_context("spawn")  # no inherited threads or open files
+    try:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as executor:
+            futures = {executor.submit(write_partition, specs, task): task for task in tasks}
+            try:
+                for future in as_completed(futures):
+                    task = futures[future]
+                    wrote, counts = future.result()
+                    if wrote:
+                        for table in TABLE_NAMES:
+                            output.open_path(table, task.domain, task.shard)
+                    for index, source_counts in counts.items():
+                        add_counts(stats.counts(specs[index].name), source_counts)
+                    if on_partition is not None:
+                        on_partition(stats)
+            except BaseException:
+                executor.shutdown(wait=True, cancel_futures=True)
+                raise
+    except BaseException:
+        for task in tasks:  # completed partitions' files, and a killed worker's temporaries
+            for path in task.fresh.values():
+                path.unlink(missing_ok=True)
+                remove_stale_beside(path)
+        raise
+
+
+def write_partition(specs: list[SourceSpec], task: PartitionTask
+                    ) -> tuple[bool, dict[int, SourceCounts]]:
+    """In a worker: read a partition's inputs and write its three fresh files (opened with its
+    first row, as the parent's sinks are: a partition without rows gets no files). Returns
+    whether it wrote and each source's counts."""
+    from sources.ingest import (
+        PENDING_BYTES,
+        TABLE_SCHEMAS,
+        IngestedTrajectory,
+        SourceCounts,
+        count_record,
+        input_records,
+    )
+
+    counts: dict[int, SourceCounts] = {}
+    with ExitStack() as stack:
+        sinks: dict[str, ParquetSink] = {}
+        for index, entry in task.inputs:
+            source_counts = counts.setdefault(index, SourceCounts())
+            for record in input_records(specs[index], entry, source_counts):
+                count_record(record, source_counts)
+                if not sinks:
+                    sinks = {table: stack.enter_context(ParquetSink(
+                        path, TABLE_SCHEMAS[table], max_pending_bytes=PENDING_BYTES[table]))
+                        for table, path in task.fresh.items()}
+                if isinstance(record, IngestedTrajectory):
+                    sinks[RAW_TRAJECTORIES.name].write(record.trajectory)
+                    sinks[RAW_TURNS.name].write_many(record.turns)
+                else:
+                    sinks[INGEST_QUARANTINE.name].write(record.row)
+    return bool(sinks), counts
+
+
+def add_counts(total: SourceCounts, part: SourceCounts) -> None:
+    """Add a worker's counts of one source to the run's."""
+    total.inputs += part.inputs
+    total.trajectories += part.trajectories
+    total.turns += part.turns
+    total.quarantined += part.quarantined
+    total.formats.update(part.formats)
