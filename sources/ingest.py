@@ -21,6 +21,7 @@ checked at the end of every run. Used by `worldtrace ingest` and the Dagster ing
 from __future__ import annotations
 
 import json
+import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack
@@ -366,8 +367,10 @@ def write_tables(
     with merged_output(specs, data_dir, TABLE_SCHEMAS, replace, run_shards) as output, \
             ExitStack() as stack:
         sinks = PartitionSinks(output, stack, shards)
-        tasks = plan_partitions(specs, stats, output, shards, only_shard, workers
-                                ) if workers > 1 else None
+        tasks = None
+        if workers > 1:
+            lists = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="ingest-")))
+            tasks = plan_partitions(specs, stats, output, shards, only_shard, workers, lists)
         if tasks is not None:  # workers that write their partitions' files themselves
             write_partitions(specs, tasks, output, stats, workers, on_trajectory)
             for domain in domains:  # a named domain has its first shard even when empty

@@ -16,8 +16,9 @@ small. A run with fewer than two partitions a worker keeps the pool, which split
 
 from __future__ import annotations
 
+import json
 import multiprocessing
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING
 from sources.catalog import GLOB_CHARACTERS, SourceSpec
 from sources.ingest_pool import input_bytes
 from sources.ingest_walk import Input, iter_inputs
+from sources.readers import get_reader
 from sources.schema import DOMAINS
 from sources.shards import ShardConfig
 from sources.source_merge import RunOutput
@@ -39,32 +41,62 @@ if TYPE_CHECKING:
 PARTITIONS_PER_WORKER = 2  # fewer, and one partition's inputs may keep one worker busy alone
 
 
+WAITING_LINES = 1024  # inputs a task holds before it appends them to its list file
+
+
 @dataclass
 class PartitionTask:
-    """One partition's inputs, in the run's order, and the fresh files its worker writes."""
+    """One partition: its inputs in the run's order, listed in a file as the walk finds them
+    (a 10M-turn corpus has 440k inputs, 270 MB as Python objects: the parent stays flat), and
+    the fresh files its worker writes."""
 
     domain: str
     shard: str
     fresh: dict[str, Path]  # table name -> fresh path (the parent's, so it places them)
-    inputs: list[tuple[int, Input]] = field(default_factory=list)  # (source index, input)
+    inputs_file: Path
+    inputs: int = 0
     bytes: int = 0
+    waiting: list[str] = field(default_factory=list)
+
+    def add(self, source_index: int, entry: Input) -> None:
+        """List an input (a JSON line: any character of a path survives)."""
+        reader = entry.reader.name if entry.reader is not None else None
+        self.waiting.append(json.dumps([source_index, reader, str(entry.path)]) + "\n")
+        self.inputs += 1
+        if len(self.waiting) >= WAITING_LINES:
+            self.flush()
+
+    def flush(self) -> None:
+        with open(self.inputs_file, "a", encoding="utf-8") as listing:
+            listing.writelines(self.waiting)
+        self.waiting = []
+
+    def entries(self) -> Iterator[tuple[int, Input]]:
+        """(source index, input) in the order they were listed."""
+        with open(self.inputs_file, encoding="utf-8") as listing:
+            for line in listing:
+                source_index, reader, path = json.loads(line)
+                yield source_index, Input(Path(path),
+                                          None if reader is None else get_reader(reader))
 
 
 def plan_partitions(specs: list[SourceSpec], stats: IngestStats, output: RunOutput,
-                    shards: ShardConfig, only_shard: str | None, workers: int
+                    shards: ShardConfig, only_shard: str | None, workers: int, lists: Path
                     ) -> list[PartitionTask] | None:
-    """The run cut into partition tasks, largest first; None when it cannot be cut before
-    reading (a source without a known domain, or a missing path: their rows' partitions are
-    known only from the records) or is too narrow to keep the workers busy."""
-    from sources.ingest import relative_name
+    """The run cut into partition tasks, largest first, their input lists in the folder
+    `lists`; None when it cannot be cut before reading (a source without a known domain, or a
+    missing path: their rows' partitions are known only from the records) or is too narrow to
+    keep the workers busy."""
+    from sources.ingest import IngestStats, relative_name
 
     if not all(spec.domain in DOMAINS and (spec.path.exists() or any(
             char in str(spec.path) for char in GLOB_CHARACTERS)) for spec in specs):
         return None
     tasks: dict[tuple[str, str], PartitionTask] = {}
+    walked = IngestStats()  # the walk's skips, counted into `stats` only if the plan is used
     for index, spec in enumerate(specs):
         assert spec.domain is not None
-        for entry in iter_inputs(spec, stats):
+        for entry in iter_inputs(spec, walked):
             shard = shards.shard_of(relative_name(entry.path, spec.root))
             if only_shard is not None and shard != only_shard:
                 continue
@@ -72,14 +104,20 @@ def plan_partitions(specs: list[SourceSpec], stats: IngestStats, output: RunOutp
             if task is None:
                 fresh = {table: output.fresh_path(table, spec.domain, shard)
                          for table in TABLE_NAMES}
-                task = tasks[spec.domain, shard] = PartitionTask(spec.domain, shard, fresh)
-            task.inputs.append((index, entry))
+                task = tasks[spec.domain, shard] = PartitionTask(
+                    spec.domain, shard, fresh, lists / f"{spec.domain}-{shard}.jsonl")
+            task.add(index, entry)
             try:
                 task.bytes += input_bytes(entry.path)
             except OSError:  # unreadable: its worker quarantines it with the reason
                 pass
     if len(tasks) < PARTITIONS_PER_WORKER * workers:
         return None
+    for task in tasks.values():
+        task.flush()
+    stats.skipped_hidden += walked.skipped_hidden
+    stats.skipped_docs += walked.skipped_docs
+    stats.skipped_repeats += walked.skipped_repeats
     return sorted(tasks.values(), key=lambda task: (-task.bytes, task.domain, task.shard))
 
 
@@ -134,7 +172,7 @@ def write_partition(specs: list[SourceSpec], task: PartitionTask
     counts: dict[int, SourceCounts] = {}
     with ExitStack() as stack:
         sinks: dict[str, ParquetSink] = {}
-        for index, entry in task.inputs:
+        for index, entry in task.entries():
             source_counts = counts.setdefault(index, SourceCounts())
             for record in input_records(specs[index], entry, source_counts):
                 count_record(record, source_counts)

@@ -23,11 +23,13 @@ def file_hashes(data: Path) -> dict[str, str]:
 
 
 def corpus_with_broken_files(root: Path, trajectories: int, turns: int) -> Path:
-    """A generated corpus of every domain plus a truncated copy of each domain's first file
-    (quarantine rows too)."""
+    """A generated corpus of every domain plus, in each domain's folder, a truncated copy of its
+    first file (quarantine rows too), a hidden file and a README (skipped, and counted)."""
     generate_corpus(root, list(DOMAINS), trajectories, turns)
     for domain in DOMAINS:
         folder = root / domain / source_name(domain)
         first = sorted(folder.iterdir())[0]
         (folder / f"zz-truncated-{first.name}").write_bytes(first.read_bytes()[:100])
+        (folder / ".listing-cache").write_text("not a trace\n")
+        (folder / "README.md").write_text("# generated traces\n")
     return root

@@ -18,7 +18,9 @@ import pytest
 from sources.catalog import make_spec
 from sources.factory.scale import source_name
 from sources.ingest import IngestStats, write_tables
-from sources.ingest_partitions import plan_partitions
+from sources.ingest_partitions import WAITING_LINES, PartitionTask, plan_partitions
+from sources.ingest_walk import Input
+from sources.readers import get_reader
 from sources.schema import DOMAINS
 from sources.shards import ShardConfig
 from sources.source_merge import RunOutput
@@ -35,7 +37,8 @@ def test_partition_workers_write_the_same_bytes_and_counts(corpus: Path, tmp_pat
                                                            shards: int) -> None:
     config = ShardConfig(shards)
     specs = generated_specs(corpus)
-    plan = plan_partitions(specs, IngestStats(), RunOutput(tmp_path), config, None, 2)
+    plan = plan_partitions(specs, IngestStats(), RunOutput(tmp_path), config, None, 2,
+                           tmp_path)
     assert plan is not None and len(plan) == len(DOMAINS) * shards
     assert [task.bytes for task in plan] == sorted((task.bytes for task in plan), reverse=True)
     one = write_tables(generated_specs(corpus), tmp_path / "one", shards=config)
@@ -45,6 +48,7 @@ def test_partition_workers_write_the_same_bytes_and_counts(corpus: Path, tmp_pat
     assert file_hashes(tmp_path / "one") == file_hashes(tmp_path / "two")
     assert one.as_table() == two.as_table()
     assert two.total("quarantined") == len(DOMAINS)
+    assert (two.skipped_hidden, two.skipped_docs) == (len(DOMAINS), len(DOMAINS))
     assert len(progress) == len(plan)  # once a partition, rising to the total
     assert progress == sorted(progress) and progress[-1] == one.total("turns")
 
@@ -64,14 +68,15 @@ def test_a_shard_step_and_a_named_empty_domain(corpus: Path, tmp_path: Path) -> 
 def test_a_narrow_run_keeps_the_reading_pool(corpus: Path, tmp_path: Path) -> None:
     specs = generated_specs(corpus, DOMAINS[:1])
     assert plan_partitions(specs, IngestStats(), RunOutput(tmp_path), ShardConfig(3), None,
-                           2) is None  # three partitions: fewer than two a worker
+                           2, tmp_path) is None  # three partitions: fewer than two a worker
     unknown = [make_spec("any", corpus / DOMAINS[0] / source_name(DOMAINS[0]))]
     assert plan_partitions(unknown, IngestStats(), RunOutput(tmp_path), ShardConfig(8), None,
-                           2) is None  # the domain is known only from the records
+                           2, tmp_path) is None  # the domain is known only from the records
     progress: list[int] = []
-    write_tables(specs, tmp_path / "two", workers=2, on_trajectory=lambda stats: (
+    two = write_tables(specs, tmp_path / "two", workers=2, on_trajectory=lambda stats: (
         progress.append(stats.total("trajectories"))))
     assert progress == list(range(1, progress[-1] + 1))  # the pool: one call a trajectory
+    assert (two.skipped_hidden, two.skipped_docs) == (1, 1)  # the plan's walk not counted
 
 
 def test_a_worker_killed_mid_partition_leaves_nothing(corpus: Path, tmp_path: Path) -> None:
@@ -110,3 +115,20 @@ def test_a_worker_killed_mid_partition_leaves_nothing(corpus: Path, tmp_path: Pa
     assert file_hashes(data) == before  # no fresh or temporary file, the old tables untouched
     write_tables(generated_specs(corpus), data, workers=2)
     assert file_hashes(data) == before
+
+
+def test_an_input_list_keeps_every_path_and_reader(tmp_path: Path) -> None:
+    """Paths with a newline, a tab, an undecodable byte or any Unicode, and a run folder's
+    reader, come back from a partition's input list as they went in, in order, past the
+    lines a task holds before it writes them."""
+    run_folder_reader = get_reader("osworld_traj")
+    names = ["plain.json", "new\nline\t.json", os.fsdecode(b"bad-\xff.json"), "ü ✓/run 1"]
+    entries = [(index % 3, Input(tmp_path / names[index % 4],
+                                 run_folder_reader if index % 4 == 3 else None))
+               for index in range(WAITING_LINES * 2 + 5)]
+    task = PartitionTask("os", "0", {}, tmp_path / "os-0.jsonl")
+    for source_index, entry in entries:
+        task.add(source_index, entry)
+    task.flush()
+    assert list(task.entries()) == entries
+    assert task.inputs == len(entries)
