@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import random
 import re
 import shlex
+import site
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -154,8 +158,6 @@ def test_swe_pytest_fails_before_the_edit_and_passes_after(tmp_path: Path) -> No
 
 # --- MCP -----------------------------------------------------------------------------------
 def test_mcp_bad_arguments_return_the_servers_real_error(tmp_path: Path) -> None:
-    import random
-
     seed_state("shopdb", tmp_path, random.Random(1))
     server = ServerProcess("shopdb", tmp_path)
     client = McpClient(server)
@@ -186,8 +188,6 @@ def test_mcp_bad_arguments_return_the_servers_real_error(tmp_path: Path) -> None
 
 # --- web -----------------------------------------------------------------------------------
 def test_web_click_on_a_link_yields_the_linked_pages_tree() -> None:
-    import random
-
     with ShopServer(Shop.seeded(random.Random(5))) as server:
         browser = TextBrowser()
         browser.load(f"{server.origin}/")
@@ -303,10 +303,6 @@ def test_search_corpus_does_not_depend_on_the_process_or_checkout(tmp_path: Path
     interpreter path runs it and wherever objects land in memory: a default value's address
     (`<weakref at 0x..; to ..>`) and sys.executable (`platform.architecture`) are written out of
     the signatures."""
-    import os
-    import site
-    import sys
-
     script = ("import hashlib; from sources.factory.search_engine import build_corpus; "
               "print(hashlib.sha256(''.join(d.url + d.text for d in build_corpus())"
               ".encode()).hexdigest())")

@@ -27,8 +27,8 @@ def run(args: argparse.Namespace) -> int:
     spec = make_spec(args.source or path.stem or "cli", path, args.domain, args.format)
     bar = tqdm(unit=" traj", desc=f"ingest {path}", disable=args.quiet)
 
-    def advance(_: IngestStats) -> None:
-        bar.update(1)
+    def advance(stats: IngestStats) -> None:  # a trajectory, or a partition's at once
+        bar.update(stats.total("trajectories") - bar.n)
 
     stats = write_tables([spec], Path(args.out), on_trajectory=advance, replace=args.replace,
                          workers=args.workers, shards=ShardConfig(args.shards))
