@@ -39,15 +39,14 @@ if TYPE_CHECKING:
     from sources.ingest import IngestStats, SourceCounts
 
 PARTITIONS_PER_WORKER = 2  # fewer, and one partition's inputs may keep one worker busy alone
-
-
 WAITING_LINES = 1024  # inputs a task holds before it appends them to its list file
+TABLE_NAMES = (RAW_TRAJECTORIES.name, RAW_TURNS.name, INGEST_QUARANTINE.name)  # a worker's files
 
 
 @dataclass
 class PartitionTask:
     """One partition: its inputs in the run's order, listed in a file as the walk finds them
-    (a 10M-turn corpus has 440k inputs, 270 MB as Python objects: the parent stays flat), and
+    (about 440k inputs at 10M turns, some 270 MB as Python objects: the parent stays flat), and
     the fresh files its worker writes."""
 
     domain: str
@@ -92,6 +91,9 @@ def plan_partitions(specs: list[SourceSpec], stats: IngestStats, output: RunOutp
     if not all(spec.domain in DOMAINS and (spec.path.exists() or any(
             char in str(spec.path) for char in GLOB_CHARACTERS)) for spec in specs):
         return None
+    most = len({spec.domain for spec in specs}) * (1 if only_shard else len(shards.keys))
+    if most < PARTITIONS_PER_WORKER * workers:  # too narrow whatever the walk finds
+        return None
     tasks: dict[tuple[str, str], PartitionTask] = {}
     walked = IngestStats()  # the walk's skips, counted into `stats` only if the plan is used
     for index, spec in enumerate(specs):
@@ -120,8 +122,6 @@ def plan_partitions(specs: list[SourceSpec], stats: IngestStats, output: RunOutp
     stats.skipped_repeats += walked.skipped_repeats
     return sorted(tasks.values(), key=lambda task: (-task.bytes, task.domain, task.shard))
 
-
-TABLE_NAMES = (RAW_TRAJECTORIES.name, RAW_TURNS.name, INGEST_QUARANTINE.name)
 
 
 def write_partitions(specs: list[SourceSpec], tasks: list[PartitionTask], output: RunOutput,
