@@ -353,7 +353,8 @@ def write_tables(
     With `workers` > 1 the inputs are read in that many processes: the same bytes, faster (a run
     of many partitions, every source with its domain, gives each worker whole partitions to
     write: sources/ingest_partitions.py; any other, a pool of readers: sources/ingest_pool.py).
-    `shards` says how many shards each domain is cut into;
+    `on_trajectory` sees the run's stats after each trajectory is written (with whole-partition
+    workers, after each partition). `shards` says how many shards each domain is cut into;
     `only_shard` (a partition step of one shard) reads only the inputs whose path hashes to that
     shard and rewrites only that shard (and the stale shards a lowered count left), so the
     steps of a domain's shards can run at once.
