@@ -42,6 +42,16 @@ class SourceSpec:
     root: Path  # folder that source_path values are relative to
     mapping: Mapping | None = field(default=None, compare=False)  # the declarative reader's
 
+    @property
+    def is_glob(self) -> bool:
+        """The path is a pattern (its matches are the inputs), not one file or folder."""
+        return any(char in str(self.path) for char in GLOB_CHARACTERS)
+
+    @property
+    def missing(self) -> bool:
+        """No file or folder at the path, and it is no pattern (ingest quarantines it)."""
+        return not self.is_glob and not self.path.exists()
+
 
 def glob_root(path: Path) -> Path:
     """The deepest folder of `path` that holds no glob character."""

@@ -31,7 +31,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from sources.catalog import GLOB_CHARACTERS, SourceSpec
+from sources.catalog import SourceSpec
 from sources.ids import trajectory_content_hash, trajectory_id
 from sources.ingest_partitions import plan_partitions, write_partitions
 from sources.ingest_pool import InputPool, PoolConfig
@@ -72,6 +72,14 @@ class SourceCounts:
     def records_read(self) -> int:
         """Every record a reader attempted: each became a turn or a quarantine row."""
         return self.turns + self.quarantined
+
+    def add(self, other: SourceCounts) -> None:
+        """Add another process's counts of the same source (a reading worker's)."""
+        self.inputs += other.inputs
+        self.trajectories += other.trajectories
+        self.turns += other.turns
+        self.quarantined += other.quarantined
+        self.formats.update(other.formats)
 
 
 @dataclass
@@ -184,7 +192,7 @@ def ingest_source(
     inputs = iter_inputs(spec, stats)
     if wanted is not None:
         inputs = (entry for entry in inputs if wanted(relative_name(entry.path, spec.root)))
-    if not spec.path.exists() and not any(c in str(spec.path) for c in GLOB_CHARACTERS):
+    if spec.missing:
         missing = Quarantine(str(spec.path), "path", "source path does not exist")
         records: Iterable[IngestedTrajectory | QuarantinedRecord] = [
             _quarantine_row(missing, spec, spec.domain or "unknown", "none")

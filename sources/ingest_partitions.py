@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sources.catalog import GLOB_CHARACTERS, SourceSpec
+from sources.catalog import SourceSpec
 from sources.ingest_pool import input_bytes
 from sources.ingest_walk import Input, iter_inputs
 from sources.readers import get_reader
@@ -88,8 +88,7 @@ def plan_partitions(specs: list[SourceSpec], stats: IngestStats, output: RunOutp
     keep the workers busy."""
     from sources.ingest import IngestStats, relative_name
 
-    if not all(spec.domain in DOMAINS and (spec.path.exists() or any(
-            char in str(spec.path) for char in GLOB_CHARACTERS)) for spec in specs):
+    if not all(spec.domain in DOMAINS and not spec.missing for spec in specs):
         return None
     most = len({spec.domain for spec in specs}) * (1 if only_shard else len(shards.keys))
     if most < PARTITIONS_PER_WORKER * workers:  # too narrow whatever the walk finds
@@ -123,7 +122,6 @@ def plan_partitions(specs: list[SourceSpec], stats: IngestStats, output: RunOutp
     return sorted(tasks.values(), key=lambda task: (-task.bytes, task.domain, task.shard))
 
 
-
 def write_partitions(specs: list[SourceSpec], tasks: list[PartitionTask], output: RunOutput,
                      stats: IngestStats, workers: int,
                      on_partition: Callable[[IngestStats], None] | None = None) -> None:
@@ -141,7 +139,7 @@ def write_partitions(specs: list[SourceSpec], tasks: list[PartitionTask], output
                         for table in TABLE_NAMES:
                             output.open_path(table, task.domain, task.shard)
                     for index, source_counts in counts.items():
-                        add_counts(stats.counts(specs[index].name), source_counts)
+                        stats.counts(specs[index].name).add(source_counts)
                     if on_partition is not None:
                         on_partition(stats)
             except BaseException:
@@ -187,11 +185,3 @@ def write_partition(specs: list[SourceSpec], task: PartitionTask
                     sinks[INGEST_QUARANTINE.name].write(record.row)
     return bool(sinks), counts
 
-
-def add_counts(total: SourceCounts, part: SourceCounts) -> None:
-    """Add a worker's counts of one source to the run's."""
-    total.inputs += part.inputs
-    total.trajectories += part.trajectories
-    total.turns += part.turns
-    total.quarantined += part.quarantined
-    total.formats.update(part.formats)

@@ -114,6 +114,5 @@ class InputPool:
 def _collect(future: Future[tuple[Records, SourceCounts]], counts: SourceCounts
              ) -> Iterator[IngestedTrajectory | QuarantinedRecord]:
     records, worker_counts = future.result()
-    counts.inputs += worker_counts.inputs
-    counts.formats.update(worker_counts.formats)
+    counts.add(worker_counts)  # a worker counts inputs and formats; the parent the records
     yield from records

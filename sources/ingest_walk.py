@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sources.catalog import GLOB_CHARACTERS, SourceSpec
+from sources.catalog import SourceSpec
 from sources.readers import directory_reader, get_reader
 from sources.readers.base import Reader
 from sources.readers.mapped import MappedReader
@@ -34,7 +34,7 @@ class Input:
 def iter_inputs(spec: SourceSpec, stats: IngestStats) -> Iterator[Input]:
     """Files and run folders of a source, sorted; dotfiles are counted as skipped, and so is a
     second way to the same real file or folder (a symlink loop, a link beside its target)."""
-    if any(char in str(spec.path) for char in GLOB_CHARACTERS):
+    if spec.is_glob:
         pattern = spec.path.relative_to(spec.root).as_posix()
         starts = sorted(spec.root.glob(pattern))
     else:

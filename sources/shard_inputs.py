@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from sources.catalog import GLOB_CHARACTERS, SourceSpec
+from sources.catalog import SourceSpec
 from sources.ingest import IngestStats, iter_inputs, relative_name
 from sources.shards import ShardConfig
 from sources.storage import shard_order
@@ -24,7 +24,7 @@ def shards_of_sources(specs: Iterable[SourceSpec], shards: ShardConfig) -> list[
         return shards.keys[:1]
     found: set[str] = set()
     for spec in specs:
-        if not spec.path.exists() and not any(c in str(spec.path) for c in GLOB_CHARACTERS):
+        if spec.missing:
             # ingest quarantines the missing path, in the shard of the path as given
             found.add(shards.shard_of(str(spec.path)))
             continue

@@ -41,9 +41,9 @@ def test_partition_workers_write_the_same_bytes_and_counts(corpus: Path, tmp_pat
                            tmp_path)
     assert plan is not None and len(plan) == len(DOMAINS) * shards
     assert [task.bytes for task in plan] == sorted((task.bytes for task in plan), reverse=True)
-    one = write_tables(generated_specs(corpus), tmp_path / "one", shards=config)
+    one = write_tables(specs, tmp_path / "one", shards=config)
     progress: list[int] = []
-    two = write_tables(generated_specs(corpus), tmp_path / "two", workers=2, shards=config,
+    two = write_tables(specs, tmp_path / "two", workers=2, shards=config,
                        on_trajectory=lambda stats: progress.append(stats.total("turns")))
     assert file_hashes(tmp_path / "one") == file_hashes(tmp_path / "two")
     assert one.as_table() == two.as_table()
