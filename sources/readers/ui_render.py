@@ -18,10 +18,14 @@ Both AndroidWorld key spellings are accepted (`content_description`/`content_des
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from operator import itemgetter
 from typing import Any
+
+import msgspec
+
+from sources import exact_json
 
 # (element key, label) for the boolean states worth showing; shown only when true.
 STATE_FLAGS: tuple[tuple[str, str], ...] = (
@@ -32,25 +36,6 @@ STATE_FLAGS: tuple[tuple[str, str], ...] = (
     ("is_focused", "focused"),
     ("is_scrollable", "scrollable"),
 )
-
-
-def _first(element: Mapping[str, Any], *keys: str) -> Any:
-    """The first of `keys` that the element has with a non-empty value."""
-    for key in keys:
-        value = element.get(key)
-        if value not in (None, ""):
-            return value
-    return None
-
-
-def _either(get: Callable[[str], Any], key: str, other: str) -> Any:
-    """`_first(element, key, other)` given the element's `get` (the renderer's hot path)."""
-    value = get(key)
-    if value is None or value == "":
-        value = get(other)
-        if value == "":
-            return None
-    return value
 
 
 def _quote(value: Any) -> str:
@@ -166,3 +151,33 @@ def render_ui_elements(elements: Sequence[Mapping[str, Any]]) -> str:
     if not isinstance(elements, Sequence) or isinstance(elements, str | bytes):
         raise TypeError(f"ui elements must be a list, got {type(elements).__name__}")
     return "\n".join(render_ui_element(index, element) for index, element in enumerate(elements))
+
+
+class ElementLines:
+    """Screens whose elements are still JSON text (msgspec.Raw), rendered with a cache of lines
+    by the element's exact bytes: an element repeats from screen to screen (the status bar, the
+    list that did not move), and equal bytes decode to equal values, so a line made once serves
+    them all. Decoding and rendering each element anew was two thirds of ingesting Android."""
+
+    def __init__(self, limit: int = 20_000) -> None:
+        self.limit = limit  # lines kept (about 1 KB each with their key); then the cache restarts
+        self._lines: dict[bytes, str] = {}
+
+    def screen(self, elements: Sequence[msgspec.Raw]) -> str:
+        """What `render_ui_elements` gives for the decoded elements (its TypeError included)."""
+        lines = self._lines
+        out = []
+        for index, raw in enumerate(elements):
+            key = bytes(raw)
+            body = lines.get(key)
+            if body is None:
+                # exact_json: the value the whole document's decoding gives this element
+                line = render_ui_element(index, exact_json.loads(key))
+                body = line[len(f"[{index}] "):]
+                if len(lines) >= self.limit:
+                    lines.clear()
+                lines[key] = body
+                out.append(line)
+            else:
+                out.append(f"[{index}] {body}")
+        return "\n".join(out)
