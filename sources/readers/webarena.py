@@ -25,6 +25,7 @@ from __future__ import annotations
 import codecs
 import re
 from collections.abc import Iterator
+from html import unescape
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ from sources.readers.base import FormatError, Reader
 from sources.schema import Quarantine, Trajectory, Turn
 
 CHUNK = 1 << 16
+WHOLE_PAGE_BYTES = 16 << 20  # a page up to this size is decoded whole and tried by parse_plain
 # div class -> step field its <pre> fills
 FIELDS = {
     "state_obv": "tree",
@@ -64,10 +66,15 @@ _CONFIG = re.compile(r"<pre>[^<]*\btask_id: \S+\n[^<]*\nintent: ")
 # For these, html.parser's tolerant tag grammar (several regexes a tag) gives the same tag and
 # attributes as one match here; anything else (quotes or entities in a value, `/>`, spacing,
 # an unfinished tag) goes to html.parser itself.
-_PLAIN_START_TAG = re.compile(
-    r"<([a-zA-Z][a-zA-Z0-9]*)((?: [a-zA-Z][a-zA-Z-]*=(?:'[^'&<>]*'|[^\s'\"&<>=`]+))*)>")
+_NAME = r"[a-zA-Z][a-zA-Z0-9]*"
+_ATTRIBUTES = r"((?: [a-zA-Z][a-zA-Z-]*=(?:'[^'&<>]*'|[^\s'\"&<>=`]+))*)"
+_PLAIN_START_TAG = re.compile(f"<({_NAME}){_ATTRIBUTES}>")
 _PLAIN_ATTRIBUTE = re.compile(r" ([a-zA-Z][a-zA-Z-]*)=(?:'([^']*)'|(\S+))")
-_PLAIN_END_TAG = re.compile(r"</([a-zA-Z][a-zA-Z0-9]*)>")
+_PLAIN_END_TAG = re.compile(f"</({_NAME})>")
+# Every "<" of a page: groups 1-2 a plain start tag, group 3 a plain end tag, neither: another
+# construct (a declaration, a comment, a tag html.parser's own grammar reads, a bare "<").
+_TOKEN = re.compile(f"<(?:({_NAME}){_ATTRIBUTES}>|/({_NAME})>)?")
+_TAG_OPEN = re.compile(r"<[a-zA-Z]")
 
 
 class _RenderParser(HTMLParser):
@@ -84,12 +91,68 @@ class _RenderParser(HTMLParser):
         self._target = ""
         self._depth = 0  # <pre> nested inside a captured <pre> (raw, unescaped trees)
 
+    def parse_plain(self, text: str) -> bool:
+        """Parse a whole page as feed(text) + close() do, one regex step a tag: the same calls
+        of the handlers below with the same values, for a page whose every construct goahead
+        (html.parser's loop) would read in one piece. False, with this parser's state spent,
+        at anything else (a "<" that starts no tag, an unfinished tag or comment, a <script>
+        or <style> not closed): the caller then feeds the page to a fresh parser."""
+        self.rawdata = text  # what the html.parser steps called below read
+        find, match, position = text.find, _TOKEN.match, 0
+        while True:
+            if self.cdata_elem is not None:  # <script> / <style>: raw text up to its end tag
+                close = self.interesting.search(text, position)
+                if close is None:
+                    return False
+                if close.start() > position:
+                    self.handle_data(text[position:close.start()])
+                position = self.parse_endtag(close.start())
+                if position < 0:
+                    return False
+                continue
+            start = find("<", position)  # str.find: several times faster than a regex search
+            if start < 0:
+                break
+            token = match(text, start)
+            if start > position:
+                self.handle_data(unescape(text[position:start]))
+            if token.group(1) is not None:
+                position = self._plain_starttag(token)
+            elif token.group(3) is not None:
+                self.handle_endtag(token.group(3).lower())
+                position = token.end()
+            else:
+                position = self._other_construct(text, start)
+                if position < 0:
+                    return False
+        if position < len(text):
+            self.handle_data(unescape(text[position:]))
+        self.rawdata = ""
+        return True
+
+    def _other_construct(self, text: str, start: int) -> int:
+        """goahead's step for a "<" that is no plain tag; -1 where it would wait or take the
+        "<" as text."""
+        if _TAG_OPEN.match(text, start):
+            return self.parse_starttag(start)
+        if text.startswith("</", start):
+            return self.parse_endtag(start)
+        if text.startswith("<!--", start):
+            return self.parse_comment(start)
+        if text.startswith("<!", start):
+            return self.parse_html_declaration(start)
+        return -1
+
     def parse_starttag(self, i: int) -> int:
         """html.parser's start tag step, one regex for RenderHelper's plain tags (a page has
         hundreds; html.parser's tag grammar was most of the reader's time)."""
         match = _PLAIN_START_TAG.match(self.rawdata, i)
         if match is None:
             return super().parse_starttag(i)  # type: ignore[misc]
+        return self._plain_starttag(match)
+
+    def _plain_starttag(self, match: re.Match[str]) -> int:
+        """The start tag `match` found (its name and attributes in groups 1 and 2)."""
         self._HTMLParser__starttag_text = match.group(0)  # what get_starttag_text() returns
         self.lasttag = tag = match.group(1).lower()
         # An empty quoted value stays "" (findall gives "" for the alternative not taken).
@@ -215,10 +278,34 @@ class WebArenaRenderReader(Reader):
         return bool(_CONFIG.search(head))
 
     def read(self, path: Path) -> Iterator[Trajectory | Quarantine]:
+        parser = self._parse_whole(path)
+        if parser is None:
+            parser = self._parse_chunks(path)
+        if not parser.steps:
+            raise FormatError(path, "$", "no 'New Page' step in the render HTML: the run stopped "
+                              "before its first step (the page renders only the task config)")
+        yield from self._trajectory(path, parser)
+
+    @staticmethod
+    def _parse_whole(path: Path) -> _RenderParser | None:
+        """The page parsed in one piece by parse_plain; None for a large page, one that is not
+        UTF-8 (the chunks name the place) or not plain."""
+        if path.stat().st_size > WHOLE_PAGE_BYTES:
+            return None
+        try:
+            text = path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        parser = _RenderParser()
+        return parser if parser.parse_plain(text) else None
+
+    @staticmethod
+    def _parse_chunks(path: Path) -> _RenderParser:
+        """The page fed to html.parser in chunks (no second copy of a large page)."""
         parser = _RenderParser()
         decoder = codecs.getincrementaldecoder("utf-8")()
         offset = 0
-        with path.open("rb") as handle:  # feed in chunks: no second copy of a large page
+        with path.open("rb") as handle:
             while True:
                 chunk = handle.read(CHUNK)
                 try:
@@ -230,10 +317,7 @@ class WebArenaRenderReader(Reader):
                     break
                 offset += len(chunk)
         parser.close()
-        if not parser.steps:
-            raise FormatError(path, "$", "no 'New Page' step in the render HTML: the run stopped "
-                              "before its first step (the page renders only the task config)")
-        yield from self._trajectory(path, parser)
+        return parser
 
     def _trajectory(self, path: Path, parser: _RenderParser) -> Iterator[Trajectory | Quarantine]:
         steps = parser.steps
