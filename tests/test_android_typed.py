@@ -7,9 +7,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
-from sources.readers.androidworld import AndroidWorldReader, typed_episode
+from sources.readers.androidworld import AndroidWorldReader
+from sources.readers.androidworld_decode import _EPISODE, _key_by_key, typed_episode
 from sources.readers.base import FormatError, load_json
 from sources.readers.ui_render import ElementLines, render_ui_elements
 
@@ -42,6 +44,9 @@ def test_real_episodes_read_the_same_both_ways(
     paths = real_episodes(traces_dir, realdev_dir, realdev2_dir)
     typed = [path for path in paths if typed_episode(path.read_bytes()) is not None]
     assert len(paths) == 18 and len(typed) == 17  # the demo layout goes the generic way
+    for path in typed:  # android_world's keys, in one pass: what the key-by-key pass gives
+        data = path.read_bytes()
+        assert typed_episode(data) == _key_by_key(data), path.name
     turns = 0
     for path in paths:
         fast, generic = read_both(path)
@@ -73,6 +78,7 @@ BUTTON = {"text": "Save", "class_name": "android.widget.Button", "is_clickable":
     episode([BUTTON, "not an element"]),  # a FormatError naming the screen
     episode([BUTTON], metadata_list=[1, 2], n=12345678901234567890123),  # a big int, exact
     episode([BUTTON], initial_state={"ui_elements": [BUTTON]}),
+    episode([BUTTON], task_name="t", step_timings=[1.5, 2], prompts=["p"], model_name=None),
     {**episode([BUTTON]), "final_state": "not a state"},  # not a dict: the agent's last list
     {**episode([BUTTON]), "final_state": {"no": "elements"}},
     {"goal": "g", "step_records": [{"state": None, "action": "x"}]},
@@ -98,6 +104,10 @@ def test_documents_read_the_same_both_ways(tmp_path: Path, document: Any) -> Non
     b'{"goal": "g", "step_records": [{"state": {"ui_elements": []}, "action": "x", '
     b'"action": {"action_type": "wait"}}], "t": 1e999}',
     b'{"goal": "g", "step_records": [{"state": {"ui_elements": [NaN]}, "action": "x"}]}',
+    # a repeated key: its last value, whichever way the document is decoded
+    b'{"goal": "a", "step_records": [], "initial_state": {"ui_elements": []}, "goal": "b"}',
+    b'{"goal": "a", "step_records": [], "initial_state": {"ui_elements": []}, "goal": "b", '
+    b'"other": 1}',
     b'{"goal": "caf\xc3\xa9", "step_records": [{"state": {"ui_elements": [{"text": "\\ud800"}]}, '
     b'"action": "x"}], "final_state": {"ui_elements": []}}',
 ])
@@ -122,3 +132,12 @@ def test_element_lines_match_the_renderer_whatever_the_cache_holds() -> None:
     with pytest.raises(TypeError, match="ui element 1 must be an object, got str"):
         ElementLines().screen(typed_episode(json.dumps(episode([BUTTON, "x"])).encode())[
             "step_records"][0]["state"]["ui_elements"])
+
+
+def test_known_keys_decode_in_one_pass_and_others_key_by_key() -> None:
+    known = json.dumps(episode([BUTTON], task_name="t")).encode()
+    assert _EPISODE.decode(known).task_name == "t"
+    other = json.dumps(episode([BUTTON], run_id=7)).encode()
+    with pytest.raises(msgspec.ValidationError, match="unknown field `run_id`"):
+        _EPISODE.decode(other)
+    assert typed_episode(other)["run_id"] == 7  # read key by key

@@ -32,6 +32,7 @@ from typing import Any, ClassVar
 
 import msgspec
 
+from sources.readers.androidworld_decode import typed_episode
 from sources.readers.base import (
     FormatError,
     JsonDocumentReader,
@@ -91,56 +92,7 @@ def parse_action(raw: Any) -> tuple[str, str, str | None, str | None]:
     return text, "other", None, reason
 
 
-class _State(msgspec.Struct):
-    ui_elements: list[msgspec.Raw]  # each element's JSON text, rendered by ElementLines
-
-
-class _StepRecord(msgspec.Struct):
-    """The parts of a step record the reader uses; the rest (the prompt, timestamps) is skipped."""
-
-    state: _State
-    action: Any
-    agent_data: Any = None
-
-
-_TOP_LEVEL = msgspec.json.Decoder(dict[str, msgspec.Raw])
-_STEP_RECORDS = msgspec.json.Decoder(list[_StepRecord])
-_STATE_OR_NULL = msgspec.json.Decoder(_State | None)
-_VALUE = msgspec.json.Decoder()
-_SCREENS = ("final_state", "initial_state")
 _ELEMENT_LINES = ElementLines()  # this process's lines by element bytes (output-neutral)
-
-
-def typed_episode(data: bytes) -> dict[str, Any] | None:
-    """A step_records episode with its screens' elements left as JSON text (msgspec.Raw, for
-    ElementLines), the rest as `json.loads` gives it; None for anything else, which the generic
-    decoding then reads (and reports on): the demo layout, a document msgspec refuses, a part
-    of another shape. Parts of a step record the reader never looks at are skipped unread, and
-    a skipped string's UTF-8 is not checked, so it is checked here for the whole file."""
-    if not data.isascii():
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError:
-            return None
-    try:
-        top = _TOP_LEVEL.decode(data)
-        if "step_records" not in top:
-            return None
-        document: dict[str, Any] = {}
-        for key, raw in top.items():  # the document's own key order (metadata keeps it)
-            if key == "step_records":
-                document[key] = [
-                    {"state": {"ui_elements": record.state.ui_elements}, "action": record.action,
-                     "agent_data": record.agent_data}
-                    for record in _STEP_RECORDS.decode(raw)]
-            elif key in _SCREENS:
-                state = _STATE_OR_NULL.decode(raw)
-                document[key] = None if state is None else {"ui_elements": state.ui_elements}
-            else:
-                document[key] = _VALUE.decode(raw)
-    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError, UnicodeEncodeError):
-        return None
-    return document
 
 
 def _elements(value: Any, path: Path, position: str) -> list[Any]:

@@ -110,9 +110,22 @@ def has_match(literal: str, pattern: re.Pattern[str], text: str) -> bool:
 
 
 def is_single_json_object(head: str) -> bool:
-    """True when `head` opens one JSON object, not a JSONL stream of objects."""
+    """True when `head` opens one JSON object, not a JSONL stream of objects.
+
+    Detection asks this of one file's head in most readers' sniff, one after the other, and
+    the answer costs a scan of up to 64 KB: the answer for the last head asked about (the same
+    object, so the same text) is kept."""
+    global _last_single_object
+    last_head, last_answer = _last_single_object
+    if head is last_head:
+        return last_answer
     text = head.lstrip()
-    return text.startswith("{") and not has_match("\n", JSONL_BOUNDARY, text)
+    answer = text.startswith("{") and not has_match("\n", JSONL_BOUNDARY, text)
+    _last_single_object = (head, answer)
+    return answer
+
+
+_last_single_object: tuple[str | None, bool] = (None, False)
 
 
 def read_head(path: Path, size: int = SNIFF_BYTES) -> str:

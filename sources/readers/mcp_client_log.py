@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from sources import exact_json
 from sources.readers.base import (
     FormatError,
     Reader,
@@ -60,7 +61,7 @@ def first_record(head: str) -> dict[str, Any] | None:
     if not line.startswith("{") or not line.rstrip(" \t\r").endswith("}"):
         return None
     try:
-        record = json.loads(line)
+        record = exact_json.loads(line)  # json.loads's value, at msgspec's speed
     except ValueError:
         return None
     return record if isinstance(record, dict) else None
