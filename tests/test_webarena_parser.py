@@ -7,9 +7,9 @@ import random
 from html.parser import HTMLParser
 
 import pytest
+from sources.readers.webarena_parser import RenderParser
 
 from sources.factory.scale import generate_corpus, source_name
-from sources.readers.webarena import _RenderParser
 
 # Markup RenderHelper does not write, spliced into generated pages.
 ODD = ["<br/>", "<a href=\"x&amp;y\">", "<!-- note <b> -->", "&amp;", "&#62;", "&lt;pre&gt;",
@@ -18,7 +18,7 @@ ODD = ["<br/>", "<a href=\"x&amp;y\">", "<!-- note <b> -->", "&amp;", "&#62;", "
        "<h2>New Page</h2>", "<!DOCTYPE x>", "<?pi?>", "<b c=''>", "<b c=\"\">", "\n"]
 
 
-class Recorder(_RenderParser):
+class Recorder(RenderParser):
     """The reader's parser, logging every event it hands on."""
 
     def __init__(self) -> None:

@@ -6,20 +6,21 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from sources.readers.webarena_parser import RenderParser
 
-from sources.readers.webarena import CHUNK, WebArenaRenderReader, _RenderParser
+from sources.readers.webarena import CHUNK, WebArenaRenderReader
 
 
-def fed(text: str, chunk: int = CHUNK) -> _RenderParser:
+def fed(text: str, chunk: int = CHUNK) -> RenderParser:
     """The page fed to html.parser piece by piece, as the reader's chunked path does."""
-    parser = _RenderParser()
+    parser = RenderParser()
     for start in range(0, len(text), chunk):
         parser.feed(text[start:start + chunk])
     parser.close()
     return parser
 
 
-def parsed(parser: _RenderParser) -> tuple[str | None, list[dict[str, str]]]:
+def parsed(parser: RenderParser) -> tuple[str | None, list[dict[str, str]]]:
     return parser.config, parser.steps
 
 
@@ -33,7 +34,7 @@ def test_real_pages_parse_the_same_in_one_piece(traces_dir: Path, realdev2_dir: 
     steps = 0
     for page in pages:
         text = page.read_text(encoding="utf-8")
-        plain = _RenderParser()
+        plain = RenderParser()
         assert plain.parse_plain(text), page.name  # the helper's pages are all plain
         assert parsed(plain) == parsed(fed(text)), page.name
         assert parsed(plain) == parsed(fed(text, chunk=97)), page.name
@@ -65,7 +66,7 @@ def page(*bodies: str, head: str = HEAD) -> str:
     page("x") + "\n&#x31",
 ])
 def test_plain_pages_parse_as_fed(text: str) -> None:
-    plain = _RenderParser()
+    plain = RenderParser()
     assert plain.parse_plain(text)
     assert parsed(plain) == parsed(fed(text))
     assert parsed(plain) == parsed(fed(text, chunk=7))
@@ -79,12 +80,49 @@ def test_plain_pages_parse_as_fed(text: str) -> None:
     page("x", head=HEAD.replace("</style>", "")),  # a style never closed
 ])
 def test_pages_it_declines_go_to_html_parser(tmp_path: Path, text: str) -> None:
-    assert not _RenderParser().parse_plain(text)
+    assert not RenderParser().parse_plain(text)
     path = tmp_path / "render_1.html"
     path.write_text(text, encoding="utf-8")
     assert WebArenaRenderReader._parse_whole(path) is None
     fallback = WebArenaRenderReader._parse_chunks(path)
     assert parsed(fallback) == parsed(fed(text))
+
+
+HELPER_STEP = (
+    "<h2>New Page</h2>\n<h3 class='url'><a href={href}>URL: {url}</a></h3>\n"
+    "<div class='state_obv'><pre>{tree}</pre><div>\n{img}"
+    "<div class='prev_action' style='background-color:pink'>None</div>\n"
+    "<div class='predict_action'><div class='raw_parsed_prediction' style='background-color:grey'>"
+    "<pre>{raw}</pre></div><div class='action_object' style='background-color:grey'><pre>{obj}"
+    "</pre></div><div class='parsed_action' style='background-color:yellow'><pre>{action}</pre>"
+    "</div></div>\n\n    ")
+IMG = "<img src='SCREENSHOT_STRIPPED' style='width:50vw; height:auto;'/>\n"
+
+
+def helper_page(*steps: dict[str, str], before: str = "") -> str:
+    fields = {"href": "http://x/", "url": "http://x/", "tree": "[1] RootWebArea", "img": "",
+              "raw": "think", "obj": "{'action_type': <ActionTypes.CLICK: 6>}", "action": "x"}
+    body = "".join(HELPER_STEP.format(**{**fields, **step}) for step in steps)
+    return HEAD.format(steps=before + body)
+
+
+@pytest.mark.parametrize("text", [
+    helper_page({}, {"img": IMG}),
+    helper_page({"href": "http://x/?a=1&b=2", "url": " http://x/?a=1&amp;b=2 ",
+                 "tree": "a &lt;b&gt; &amp c &#65; caf&eacute;", "raw": "",
+                 "obj": "&quot;<ActionTypes.TYPE: 1>&amp<ActionTypes.NONE: 0>&#x41;",
+                 "action": "type [3] [&amp;]"}),
+    helper_page({"tree": "a <b>raw</b> tree"}, {}),  # not the helper's form: tag by tag
+    helper_page({"obj": "<ActionTypes.click: 6>"}, {}),
+    helper_page({}, before="<div class='state_obv'>"),  # a field pending: tag by tag
+    helper_page({"img": "<img src='data:image/png;base64,<X>' style='w'/>\n"}),
+])
+def test_helper_steps_parse_as_fed(text: str) -> None:
+    plain = RenderParser()
+    assert plain.parse_plain(text)
+    assert parsed(plain) == parsed(fed(text))
+    assert parsed(plain) == parsed(fed(text, chunk=11))
+    assert plain.steps
 
 
 def test_a_page_that_is_not_utf8_keeps_its_error(tmp_path: Path) -> None:
