@@ -33,7 +33,7 @@ import pyarrow as pa
 
 from sources.catalog import SourceSpec
 from sources.ids import trajectory_content_hash, trajectory_id
-from sources.ingest_partitions import plan_partitions, write_partitions
+from sources.ingest_partitions import may_plan, plan_partitions, start_workers, write_partitions
 from sources.ingest_pool import InputPool, PoolConfig
 from sources.ingest_walk import Input, iter_inputs, spec_reader
 from sources.readers import UnknownFormat, detect
@@ -377,11 +377,16 @@ def write_tables(
             ExitStack() as stack:
         sinks = PartitionSinks(output, stack, shards)
         tasks = None
-        if workers > 1:
+        if workers > 1 and may_plan(specs, shards, only_shard, workers):
+            executor = start_workers(workers)
             lists = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="ingest-")))
-            tasks = plan_partitions(specs, stats, output, shards, only_shard, workers, lists)
+            try:
+                tasks = plan_partitions(specs, stats, output, shards, only_shard, workers, lists)
+            finally:
+                if tasks is None:
+                    executor.shutdown(cancel_futures=True)
         if tasks is not None:  # workers that write their partitions' files themselves
-            write_partitions(specs, tasks, output, stats, workers, on_trajectory)
+            write_partitions(specs, tasks, output, stats, executor, on_trajectory)
             for domain in domains:  # a named domain has its first shard even when empty
                 if (domain, only_shard or shards.keys[0]) not in output.partitions():
                     sinks.open(RAW_TURNS.name, domain, only_shard or shards.keys[0])

@@ -79,6 +79,35 @@ class PartitionTask:
                                           None if reader is None else get_reader(reader))
 
 
+def may_plan(specs: list[SourceSpec], shards: ShardConfig, only_shard: str | None,
+             workers: int) -> bool:
+    """Whether the run can be cut into partition tasks before it is read: every source names
+    its domain and exists, and its domains x shards give each worker two partitions (the walk
+    may still find fewer)."""
+    if not all(spec.domain in DOMAINS and not spec.missing for spec in specs):
+        return False
+    most = len({spec.domain for spec in specs}) * (1 if only_shard else len(shards.keys))
+    return most >= PARTITIONS_PER_WORKER * workers
+
+
+def start_workers(workers: int) -> ProcessPoolExecutor:
+    """The partition workers, started (each one's interpreter and imports take about half a
+    second) while the parent walks the sources for the plan."""
+    context = multiprocessing.get_context("spawn")  # no inherited threads or open files
+    executor = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+    for _ in range(workers):
+        executor.submit(warm_up)
+    return executor
+
+
+def warm_up() -> None:
+    """In a worker: import what reading a partition needs."""
+    from sources import ingest  # noqa: F401
+    from sources.readers import all_readers
+
+    all_readers()
+
+
 def plan_partitions(specs: list[SourceSpec], stats: IngestStats, output: RunOutput,
                     shards: ShardConfig, only_shard: str | None, workers: int, lists: Path
                     ) -> list[PartitionTask] | None:
@@ -88,10 +117,7 @@ def plan_partitions(specs: list[SourceSpec], stats: IngestStats, output: RunOutp
     keep the workers busy."""
     from sources.ingest import IngestStats, relative_name
 
-    if not all(spec.domain in DOMAINS and not spec.missing for spec in specs):
-        return None
-    most = len({spec.domain for spec in specs}) * (1 if only_shard else len(shards.keys))
-    if most < PARTITIONS_PER_WORKER * workers:  # too narrow whatever the walk finds
+    if not may_plan(specs, shards, only_shard, workers):
         return None
     tasks: dict[tuple[str, str], PartitionTask] = {}
     walked = IngestStats()  # the walk's skips, counted into `stats` only if the plan is used
@@ -123,13 +149,13 @@ def plan_partitions(specs: list[SourceSpec], stats: IngestStats, output: RunOutp
 
 
 def write_partitions(specs: list[SourceSpec], tasks: list[PartitionTask], output: RunOutput,
-                     stats: IngestStats, workers: int,
+                     stats: IngestStats, executor: ProcessPoolExecutor,
                      on_partition: Callable[[IngestStats], None] | None = None) -> None:
-    """Run every task in `workers` processes; each partition that got rows is registered with
-    `output` (placed on success). On a failure no fresh file of the run stays behind."""
-    context = multiprocessing.get_context("spawn")  # no inherited threads or open files
+    """Run every task in the `executor`'s workers (shut down on return); each partition that
+    got rows is registered with `output` (placed on success). On a failure no fresh file of
+    the run stays behind."""
     try:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as executor:
+        with executor:
             futures = {executor.submit(write_partition, specs, task): task for task in tasks}
             try:
                 for future in as_completed(futures):
