@@ -11,7 +11,8 @@ source in a fixed order (a folder that a run-folder reader claims is one input, 
 reader), `choose_reader` picks
 the catalog's reader or detects one by content (once per input), `read_input` runs it over one
 input and converts any failure into quarantine, `to_rows` stamps a trajectory with its source,
-domain and content-hash IDs, and `write_tables` streams the rows into per-shard sinks, each
+domain and content-hash IDs, and `write_tables` streams the rows into per-shard sinks
+(sources/partition_sinks.py), each
 row written once (to a fresh file beside its partition, renamed into place, or merged when
 other sources' rows stay there: sources/source_merge.py). Counters
 are kept in `IngestStats` as the stream runs, so `records_read == turns_kept + quarantined` can be
@@ -29,13 +30,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-
 from sources.catalog import SourceSpec
 from sources.ids import trajectory_content_hash, trajectory_id
 from sources.ingest_partitions import may_plan, plan_partitions, start_workers, write_partitions
 from sources.ingest_pool import InputPool, PoolConfig
 from sources.ingest_walk import Input, iter_inputs, spec_reader
+from sources.partition_sinks import TABLE_SCHEMAS, PartitionSinks, domains_done
 from sources.readers import UnknownFormat, detect
 from sources.readers.base import FormatError, InputError, Reader
 from sources.schema import (
@@ -45,17 +45,8 @@ from sources.schema import (
     Trajectory,
 )
 from sources.shards import DEFAULT_SHARDING, ShardConfig
-from sources.source_merge import RunOutput, RunShards, merged_output
-from sources.storage import ParquetSink
+from sources.source_merge import RunShards, merged_output
 from sources.tables import INGEST_QUARANTINE, RAW_TRAJECTORIES, RAW_TURNS
-
-# Text a sink holds as Python rows before it compresses them (ParquetSink.park): a trajectory
-# sink's 4,096 rows are many turns, wide (Android's: 9 KB a row); a turn sink's rows are capped
-# by their count (4,096 rows: 2-12 MB of the generated domains), flat with the run's size.
-PENDING_BYTES: dict[str, int | None] = {
-    RAW_TRAJECTORIES.name: 4 << 20, RAW_TURNS.name: None, INGEST_QUARANTINE.name: 4 << 20}
-TABLE_SCHEMAS: dict[str, pa.Schema] = {  # the tables ingest writes (sources/tables.py)
-    table.name: table.schema for table in (RAW_TRAJECTORIES, RAW_TURNS, INGEST_QUARANTINE)}
 
 
 @dataclass
@@ -302,46 +293,6 @@ def to_rows(
     return IngestedTrajectory(trajectory_row, turn_rows)
 
 
-class PartitionSinks:
-    """One ParquetSink per (table, domain, shard); the first row of a shard opens all three
-    tables, so every partition has all three files (an empty quarantine is a file too). A row
-    goes to the shard of its source file (`source_path`)."""
-
-    def __init__(self, output: RunOutput, stack: ExitStack, shards: ShardConfig) -> None:
-        self.output = output
-        self.stack = stack
-        self.shards = shards
-        self.sinks: dict[tuple[str, str, str], ParquetSink] = {}
-        self.closed: set[str] = set()  # domains whose files are finished
-
-    def get(self, table: str, domain: str, source_path: str) -> ParquetSink:
-        return self.open(table, domain, self.shards.shard_of(source_path))
-
-    def open(self, table: str, domain: str, shard: str) -> ParquetSink:
-        if (table, domain, shard) not in self.sinks:
-            if domain in self.closed:
-                raise RuntimeError(f"a row of domain {domain!r} after its files were finished "
-                                   "(a bug: no later source was to write that domain)")
-            for name, schema in TABLE_SCHEMAS.items():
-                path = self.output.open_path(name, domain, shard)
-                self.sinks[name, domain, shard] = self.stack.enter_context(
-                    ParquetSink(path, schema, max_pending_bytes=PENDING_BYTES[name]))
-        return self.sinks[table, domain, shard]
-
-    def park(self) -> None:
-        """Compress the rows every sink holds for its next row group (when a source ends: the
-        sinks of its domains may get no row again before the run ends)."""
-        for sink in self.sinks.values():
-            sink.park()
-
-    def close_domains(self, done: set[str]) -> None:
-        """Finish the files of the domains no later source can write (their last row group
-        is the one the run's end would write: the same bytes), so their rows stop waiting."""
-        for key in [key for key in self.sinks if key[1] in done]:
-            self.sinks.pop(key).close()
-        self.closed |= done
-
-
 def write_tables(
     specs: Iterable[SourceSpec],
     data_dir: Path,
@@ -412,11 +363,3 @@ def write_tables(
             sinks.close_domains(domains_done(specs[index + 1:], sinks.sinks))
             sinks.park()
     return stats
-
-
-def domains_done(later: list[SourceSpec], sinks: Iterable[tuple[str, str, str]]) -> set[str]:
-    """The domains of open sinks that none of the `later` sources can write: a source with a
-    domain writes only that domain (its quarantine rows too); one without may write any."""
-    if any(spec.domain not in DOMAINS for spec in later):
-        return set()
-    return {domain for _, domain, _ in sinks} - {spec.domain for spec in later}

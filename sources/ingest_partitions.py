@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from sources.catalog import SourceSpec
 from sources.ingest_pool import input_bytes
 from sources.ingest_walk import Input, iter_inputs
+from sources.partition_sinks import PENDING_BYTES, TABLE_SCHEMAS
 from sources.readers import get_reader
 from sources.schema import DOMAINS
 from sources.shards import ShardConfig
@@ -185,8 +186,6 @@ def write_partition(specs: list[SourceSpec], task: PartitionTask
     first row, as the parent's sinks are: a partition without rows gets no files). Returns
     whether it wrote and each source's counts."""
     from sources.ingest import (
-        PENDING_BYTES,
-        TABLE_SCHEMAS,
         IngestedTrajectory,
         SourceCounts,
         count_record,

@@ -12,8 +12,9 @@ import pytest
 
 from sources import tables
 from sources.catalog import CatalogError, load_catalog, make_spec
-from sources.ingest import IngestStats, domains_done, iter_inputs, write_tables
+from sources.ingest import IngestStats, iter_inputs, write_tables
 from sources.ingest_walk import children
+from sources.partition_sinks import domains_done
 from sources.readers import UnknownFormat, all_readers, detect
 from sources.table_checks import contiguous_turn_indices, unique_turn_keys
 
