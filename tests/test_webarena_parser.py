@@ -7,9 +7,9 @@ import random
 from html.parser import HTMLParser
 
 import pytest
-from sources.readers.webarena_parser import RenderParser
 
 from sources.factory.scale import generate_corpus, source_name
+from sources.readers.webarena_parser import RenderParser
 
 # Markup RenderHelper does not write, spliced into generated pages.
 ODD = ["<br/>", "<a href=\"x&amp;y\">", "<!-- note <b> -->", "&amp;", "&#62;", "&lt;pre&gt;",

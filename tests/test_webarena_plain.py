@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from sources.readers.webarena_parser import RenderParser
 
 from sources.readers.webarena import CHUNK, WebArenaRenderReader
+from sources.readers.webarena_parser import RenderParser
 
 
 def fed(text: str, chunk: int = CHUNK) -> RenderParser:
