@@ -39,7 +39,6 @@ from sources.readers.base import (
     JsonDocumentReader,
     as_text,
     expect,
-    has_match,
     is_single_json_object,
     render_call,
 )
@@ -158,9 +157,11 @@ class AtifReader(JsonDocumentReader):
         if not is_single_json_object(head):
             return False
         text = head.lstrip()
-        if has_match('"schema_version"', _SCHEMA_VERSION, text):
+        if '"schema_version"' not in text:  # both tests below need it: one scan of the head
+            return False
+        if _SCHEMA_VERSION.search(text):
             return True
-        return all(f'"{key}"' in text for key in ("schema_version", "session_id", "steps"))
+        return all(f'"{key}"' in text for key in ("session_id", "steps"))
 
     def convert(self, path: Path, document: dict[str, Any]) -> Iterator[Trajectory | Quarantine]:
         quarantined: list[Quarantine] = []

@@ -129,9 +129,10 @@ class MiroFlowReader(Reader):
     )
 
     def sniff(self, path: Path, head: str) -> bool:
+        if "use_mcp_tool" not in head:  # first: one scan rules out most other formats' heads
+            return False
         has_history = '"message_history"' in head or '"main_agent_message_history"' in head
-        bare_list = bool(_BARE_LIST.match(head))  # a message history written on its own
-        return (has_history or bare_list) and "use_mcp_tool" in head
+        return has_history or bool(_BARE_LIST.match(head))  # or a history written on its own
 
     def read(self, path: Path) -> Iterator[Trajectory | Quarantine]:
         source = str(path)
