@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,18 +42,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from quality.batches import rows_of, run_numbers, trajectory_batches
 from quality.clusters import find, star_edges, union
+from quality.dedup_shingles import SHORT, WORDS, shingle_sets, trajectory_shingles
 from quality.minhash import LshConfig, MinHashConfig, signature_array, signatures
-from quality.shingles import (
-    ShingleConfig,
-    Shingled,
-    char_shingles,
-    laid_out_word_hashes,
-    shingle_words,
-    sorted_distinct,
-    word_hashes,
-)
+from quality.shingles import ShingleConfig
 from quality.tables import DEDUP_SIGNATURES, DUPLICATE_PAIRS, TRAJECTORY_DEDUP
 from sources.duckdb_cursors import duckdb_cursor
 from sources.storage import (
@@ -65,7 +57,6 @@ from sources.storage import (
 )
 
 PathOrPaths = Path | str | Sequence[Path | str]
-WORDS, SHORT = "words", "chars"  # the two kinds of shingles a signature is over
 
 
 @dataclass(frozen=True)
@@ -152,7 +143,7 @@ def dedup_trajectories(trajectories_path: PathOrPaths, turns_path: PathOrPaths, 
 
     clock = time.perf_counter()
     involved = {t for a, b, _ in candidates for t in (a, b)}
-    sets = dict(_shingle_sets(_paths(turns_path), tasks, involved, config))
+    sets = dict(shingle_sets(_paths(turns_path), tasks, involved, config))
     near_pairs: list[tuple[str, str, float, str]] = []  # (a, b, Jaccard, kind)
     short_pairs: dict[tuple[int, int], float] = {}
     for a, b, kind in candidates:
@@ -208,91 +199,6 @@ def _exact_groups(meta: pa.Table, parent: np.ndarray) -> list[tuple[int, int]]:
     return pairs
 
 
-@dataclass
-class _Texts:
-    """The texts of a batch's trajectories: trajectory k is its task, then the actions and
-    observations of rows row_starts[k]:row_starts[k + 1], interleaved."""
-
-    tasks: list[str]
-    actions: pa.Array
-    observations: pa.Array
-    row_starts: np.ndarray
-
-    def joined(self, k: int) -> str:
-        """Trajectory k's texts joined with newlines (its character shingles' text)."""
-        lo, hi = int(self.row_starts[k]), int(self.row_starts[k + 1])
-        texts = [self.tasks[k]]
-        for action, observation in zip(self.actions[lo:hi].to_pylist(),
-                                       self.observations[lo:hi].to_pylist(), strict=True):
-            texts += [action, observation]
-        return "\n".join(texts)
-
-
-def _trajectory_words(batch: pa.Table, tasks: dict[str, str], config: DedupConfig
-                      ) -> tuple[list[str], np.ndarray, np.ndarray, _Texts]:
-    """Word hashes of each trajectory's text (task, a0, o0, a1, ...), its word offsets, and
-    its texts (for the short ones' characters)."""
-    run, turn = run_numbers(batch["trajectory_id"])
-    n_traj = int(run[-1]) + 1
-    starts = np.flatnonzero(turn == 0)
-    traj_ids = batch["trajectory_id"].take(pa.array(starts)).to_pylist()
-    # Text order: trajectory j's task, then its turns' actions and observations interleaved
-    # (laid out so by the tokeniser, from the columns as they are).
-    n_turns = np.bincount(run, minlength=n_traj)
-    first_text = np.zeros(n_traj, dtype=np.int64)
-    np.cumsum(1 + 2 * n_turns[:-1], out=first_text[1:])
-    slot_action = first_text[run] + 1 + 2 * turn
-    texts = _Texts([tasks.get(t, "") for t in traj_ids], batch["action"].combine_chunks(),
-                   batch["observation"].combine_chunks(), np.append(starts, len(run)))
-    hashes, text_offsets = laid_out_word_hashes(
-        [pa.array(texts.tasks, pa.large_string()), texts.actions, texts.observations],
-        [first_text, slot_action, slot_action + 1], n_traj + 2 * len(run),
-        config.shingles.tokens)
-    traj_offsets = np.append(text_offsets[first_text], text_offsets[-1])
-    return traj_ids, hashes, traj_offsets, texts
-
-
-def _split_short(traj_ids: list[str], words: Shingled, texts: _Texts, config: DedupConfig
-                 ) -> Iterator[tuple[list[str], str, Shingled]]:
-    """Word shingles of the long trajectories, character shingles of the short ones."""
-    short = words.counts() < config.min_shingles
-    if not short.any():
-        yield traj_ids, WORDS, words
-        return
-    long_ids = [t for t, s in zip(traj_ids, short, strict=True) if not s]
-    if long_ids:
-        yield long_ids, WORDS, words.subset(~short)
-    joined = [texts.joined(k) for k in np.flatnonzero(short)]
-    yield ([traj_ids[k] for k in np.flatnonzero(short)], SHORT,
-           char_shingles(joined, config.char_ngram))
-
-
-def _batches_of(paths: list[Path], tasks: dict[str, str], keep: set[str], config: DedupConfig
-                ) -> Iterator[tuple[list[str], str, Shingled]]:
-    """Shingles of every wanted trajectory, batch by batch (trajectories without turns last),
-    with their kind: word n-grams, or character n-grams for short trajectories."""
-    seen: set[str] = set()
-    columns = ["trajectory_id", "action", "observation"]
-    value_set = pa.array(sorted(keep), pa.string())
-    for path in paths:
-        for batch in trajectory_batches(path, columns, config.batch_rows, config.batch_bytes):
-            batch = rows_of(batch, value_set)
-            if batch.num_rows == 0:
-                continue
-            traj_ids, hashes, offsets, texts = _trajectory_words(batch, tasks, config)
-            seen.update(traj_ids)
-            words = shingle_words(hashes, offsets, config.shingles.ngram)
-            yield from _split_short(traj_ids, words, texts, config)
-    turnless = sorted(keep - seen)
-    if turnless:
-        task_texts = [tasks[t] for t in turnless]
-        hashes, offsets = word_hashes(task_texts, config.shingles.tokens)
-        words = shingle_words(hashes, offsets, config.shingles.ngram)
-        none = pa.array([], pa.large_string())
-        texts = _Texts(task_texts, none, none, np.zeros(len(turnless) + 1, np.int64))
-        yield from _split_short(turnless, words, texts, config)
-
-
 def _write_signatures(paths: list[Path], tasks: dict[str, str], wanted: set[str], out: Path,
                       config: DedupConfig, stats: DedupStats) -> None:
     """Stream the turns, write one MinHash signature per wanted trajectory; count short ones."""
@@ -300,7 +206,7 @@ def _write_signatures(paths: list[Path], tasks: dict[str, str], wanted: set[str]
                         ("n_shingles", pa.int64()),
                         ("signature", pa.list_(pa.uint32(), config.minhash.num_perm))])
     with pq.ParquetWriter(out, schema, compression="zstd") as writer:
-        for traj_ids, kind, shingled in _batches_of(paths, tasks, wanted, config):
+        for traj_ids, kind, shingled in trajectory_shingles(paths, tasks, wanted, config):
             counts = shingled.counts()
             if kind == SHORT:
                 stats.short_by_chars += len(traj_ids)
@@ -331,17 +237,6 @@ def _candidate_pairs(sig_path: Path, config: DedupConfig) -> list[tuple[str, str
     finally:
         con.close()
     return pairs
-
-
-def _shingle_sets(paths: list[Path], tasks: dict[str, str], involved: set[str],
-                  config: DedupConfig) -> Iterator[tuple[str, np.ndarray]]:
-    """The distinct shingle hashes (sorted) of each trajectory in `involved`."""
-    if not involved:
-        return
-    for traj_ids, _, shingled in _batches_of(paths, tasks, involved, config):
-        for k, tid in enumerate(traj_ids):
-            yield tid, sorted_distinct(shingled.hashes[shingled.offsets[k]:
-                                                        shingled.offsets[k + 1]])
 
 
 def exact_jaccard(a: np.ndarray, b: np.ndarray) -> float:

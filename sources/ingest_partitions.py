@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from sources.catalog import SourceSpec
 from sources.ingest_pool import input_bytes
 from sources.ingest_walk import Input, iter_inputs
-from sources.partition_sinks import PENDING_BYTES, TABLE_SCHEMAS
+from sources.partition_sinks import open_partition_sinks
 from sources.readers import get_reader
 from sources.schema import DOMAINS
 from sources.shards import ShardConfig
@@ -200,9 +200,7 @@ def write_partition(specs: list[SourceSpec], task: PartitionTask
             for record in input_records(specs[index], entry, source_counts):
                 count_record(record, source_counts)
                 if not sinks:
-                    sinks = {table: stack.enter_context(ParquetSink(
-                        path, TABLE_SCHEMAS[table], max_pending_bytes=PENDING_BYTES[table]))
-                        for table, path in task.fresh.items()}
+                    sinks = open_partition_sinks(task.fresh, stack)
                 if isinstance(record, IngestedTrajectory):
                     sinks[RAW_TRAJECTORIES.name].write(record.trajectory)
                     sinks[RAW_TURNS.name].write_many(record.turns)

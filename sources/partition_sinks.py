@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from contextlib import ExitStack
+from pathlib import Path
 
 import pyarrow as pa
 
@@ -23,6 +24,14 @@ PENDING_BYTES: dict[str, int | None] = {
     RAW_TRAJECTORIES.name: 4 << 20, RAW_TURNS.name: None, INGEST_QUARANTINE.name: 4 << 20}
 TABLE_SCHEMAS: dict[str, pa.Schema] = {  # the tables ingest writes (sources/tables.py)
     table.name: table.schema for table in (RAW_TRAJECTORIES, RAW_TURNS, INGEST_QUARANTINE)}
+
+
+def open_partition_sinks(paths: dict[str, Path], stack: ExitStack) -> dict[str, ParquetSink]:
+    """A partition's three sinks, table name -> sink, writing to `paths` (table name -> file),
+    each closed (its file moved into place) when `stack` closes."""
+    return {name: stack.enter_context(ParquetSink(path, TABLE_SCHEMAS[name],
+                                                  max_pending_bytes=PENDING_BYTES[name]))
+            for name, path in paths.items()}
 
 
 class PartitionSinks:
@@ -45,10 +54,9 @@ class PartitionSinks:
             if domain in self.closed:
                 raise RuntimeError(f"a row of domain {domain!r} after its files were finished "
                                    "(a bug: no later source was to write that domain)")
-            for name, schema in TABLE_SCHEMAS.items():
-                path = self.output.open_path(name, domain, shard)
-                self.sinks[name, domain, shard] = self.stack.enter_context(
-                    ParquetSink(path, schema, max_pending_bytes=PENDING_BYTES[name]))
+            paths = {name: self.output.open_path(name, domain, shard) for name in TABLE_SCHEMAS}
+            for name, sink in open_partition_sinks(paths, self.stack).items():
+                self.sinks[name, domain, shard] = sink
         return self.sinks[table, domain, shard]
 
     def park(self) -> None:
