@@ -9,6 +9,7 @@ Every script ends with one `result: name=value ...` line (`result_line`) for pro
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import time
@@ -67,6 +68,28 @@ def timed(work: Callable[[], Result]) -> tuple[Result, Lap]:
     with stopwatch() as lap:
         result = work()
     return result, lap
+
+
+def calibration_seconds(rounds: int = 5) -> float:
+    """CPU seconds of a fixed piece of pure-Python work like a reader's (JSON decoded, dicts
+    read, lines formatted, JSON encoded): the best of `rounds`. This machine's speed drifts by
+    20-60 % from hour to hour, so a figure is compared across runs together with this one (a
+    run whose calibration took 1.2x as long is expected to take about 1.2x the CPU)."""
+    elements = [{"index": i, "class_name": f"android.widget.View{i % 7}", "text": f"item {i}",
+                 "is_clickable": i % 3 == 0, "bbox": {"x_min": i, "x_max": i + 40}}
+                for i in range(400)]
+    document = json.dumps({"screens": [elements] * 8})
+    best = float("inf")
+    for _ in range(rounds):
+        start = time.process_time()
+        for _ in range(20):
+            screens = json.loads(document)["screens"]
+            lines = [f"[{element['index']}] {element['class_name']} {element['text']!r}"
+                     f"{' (clickable)' if element['is_clickable'] else ''}"
+                     for screen in screens for element in screen]
+            json.dumps({"lines": lines}, sort_keys=True)
+        best = min(best, time.process_time() - start)
+    return best
 
 
 def peak_rss_mb(children: bool = False) -> float:

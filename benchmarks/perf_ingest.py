@@ -22,6 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repo, when run as a file
 
 from benchmarks._measure import (  # noqa: E402
+    calibration_seconds,
     load_average,
     peak_rss_mb,
     result_line,
@@ -63,7 +64,9 @@ def main() -> None:
     args = parser.parse_args()
     with generated_work(args.turns, args.seed, "worldtrace-perf-ingest-",
                         corpus=args.corpus) as work:
-        print(f"load average before: {load_average()}; {args.workers} reading processes")
+        calibration_before = calibration_seconds()
+        print(f"load average before: {load_average()}; {args.workers} reading processes; "
+              f"calibration {calibration_before:.3f} CPU s")
         # One run over the seven sources, as `worldtrace ingest` runs a catalog: one pool.
         corpus = args.corpus or work / "corpus"
         specs = [make_spec(f"{d}-generated", generated_folder(corpus, d), d) for d in DOMAINS]
@@ -82,10 +85,14 @@ def main() -> None:
         rss = max(peak_rss_mb(), peak_rss_mb(children=True))
         print(f"peak RSS after corpus ingest: {peak_rss_mb():,.0f} MB (largest worker "
               f"{peak_rss_mb(children=True):,.0f} MB); load average after: {load_average()}")
+        # the mean of before and after: the machine's speed can move during a minute's run
+        calibration = (calibration_before + calibration_seconds()) / 2
+        print(f"calibration (before and after, mean): {calibration:.3f} CPU s")
         figures = {"turns": total_turns, "turns_per_s": total_turns / wall, "wall_s": wall,
                    "cpu_s": cpu, "parent_cpu_s": all_domains.own_cpu,
                    "turns_per_cpu_s": total_turns / cpu, "peak_rss_mb": rss,
-                   "workers": args.workers, "load_avg": load_average()}
+                   "workers": args.workers, "load_avg": load_average(),
+                   "calibration_s": calibration}
 
         if args.big_jsonl_mb:
             big = work / "big.jsonl"
