@@ -37,7 +37,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repo, when run as a file
 
-from benchmarks._measure import load_average, result_line, stopwatch  # noqa: E402
+from benchmarks._measure import (  # noqa: E402
+    calibration_seconds,
+    load_average,
+    result_line,
+    stopwatch,
+)
 
 NGRAM, NUM_PERM, BANDS, ROWS = 5, 128, 16, 8
 
@@ -291,7 +296,9 @@ def main(argv: list[str] | None = None) -> int:
     figures: dict[str, float | int | str] = {}
 
     if not args.skip_stage:
+        calibration = calibration_seconds()  # the machine's speed now (it drifts by the hour)
         stage = run_stage(data, work, args.workers)
+        calibration = (calibration + calibration_seconds()) / 2
         print(f"\nquality stage: {stage['turns']:,} turns, {stage['trajectories']:,} trajectories,"
               f" {stage['workers']} worker processes for the partitions")
         print(f"{'step':<42}{'seconds':>10}{'turns/s':>12}")
@@ -311,7 +318,9 @@ def main(argv: list[str] | None = None) -> int:
         figures.update(turns=stage["turns"], turns_per_s=stage["turns"] / stage["wall"],
                        wall_s=stage["wall"], cpu_s=stage["cpu"],
                        peak_rss_mb=max(stage["peak_rss_mb"], stage["worker_peak_rss_mb"]),
-                       workers=stage["workers"], load_avg=stage["load_average"])
+                       workers=stage["workers"], load_avg=stage["load_average"],
+                       calibration_s=calibration)
+        print(f"calibration workload (before and after, mean): {calibration:.3f} CPU s")
 
     if not args.skip_minhash:
         figures.update(minhash_comparison(args, data))

@@ -14,9 +14,11 @@ child process, sampled every 0.2 s (psutil) for the peak RSS of its largest proc
 whole process tree. Printed per stage: turns, wall and CPU seconds, turns/s, the two peaks, disk
 used; then per stage the cost per million turns (wall and CPU seconds) at every size and the
 ratio of the largest size's cost to the smallest's (about 1 is linear; the curve must not bend
-up). The data of a size is deleted after it is measured unless --keep-data (10M turns need
-tens of GB). Ends with one `result:` line. Not a test: a measurement on whatever machine runs it
-(it prints the load average; CPU seconds are the figure to compare on a shared machine).
+up). Before each stage, the CPU seconds of a fixed calibration workload
+(benchmarks/_measure.py; recorded as `calibration_s`) say how fast the machine was then. The
+data of a size is deleted after it is measured unless --keep-data (10M turns need tens of GB).
+Ends with one `result:` line. Not a test: a measurement on whatever machine runs it (it prints
+the load average; CPU seconds are the figure to compare on a shared machine).
 
 At 10M turns on one small disk: `--drop-corpus` deletes a size's native files once they are
 ingested (the quality stage reads only the Parquet), and `--stages` runs part of the chain (the
@@ -38,7 +40,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repo, when run as a file
 
-from benchmarks._measure import load_average, result_line  # noqa: E402
+from benchmarks._measure import calibration_seconds, load_average, result_line  # noqa: E402
 
 STAGES = ("generate", "ingest", "quality")
 SAMPLE_SECONDS = 0.2
@@ -223,7 +225,11 @@ def main() -> None:
             if stage == "quality" and not (work / "data").is_dir():
                 raise SystemExit(f"{work / 'data'}: no ingested data of {size:,} turns; add "
                                  "ingest to --stages (with --keep-data when run apart)")
+            calibration = calibration_seconds()  # the machine's speed now (it drifts by the hour)
             rows.append(run_stage(stage, work, size, args))
+            rows[-1]["calibration_s"] = round(calibration, 3)
+            print(f"{size:>11,} {stage:<9} calibration before the stage {calibration:.3f} CPU s",
+                  flush=True)
             recorded(args.record, rows[-1])
             if stage == "generate":
                 stamp.write_text(json.dumps(wanted))
