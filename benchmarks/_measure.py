@@ -73,8 +73,9 @@ def timed(work: Callable[[], Result]) -> tuple[Result, Lap]:
 def calibration_seconds(rounds: int = 5) -> float:
     """CPU seconds of a fixed piece of pure-Python work like a reader's (JSON decoded, dicts
     read, lines formatted, JSON encoded): the best of `rounds`. This machine's speed drifts by
-    20-60 % from hour to hour, so a figure is compared across runs together with this one (a
-    run whose calibration took 1.2x as long is expected to take about 1.2x the CPU)."""
+    20-60 % from hour to hour, so a figure is compared across runs together with this one (the
+    expectation, not yet checked over many runs: a run whose calibration took 1.2x as long
+    takes about 1.2x the CPU)."""
     elements = [{"index": i, "class_name": f"android.widget.View{i % 7}", "text": f"item {i}",
                  "is_clickable": i % 3 == 0, "bbox": {"x_min": i, "x_max": i + 40}}
                 for i in range(400)]
