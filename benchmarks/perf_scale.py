@@ -7,16 +7,18 @@ per million turns at each size, and whether it grows linearly.
 
 For each size: native-format trace files of about that many turns over the seven domains
 (sources/factory/scale.py; cached in WORK/<size>/corpus and reused when size and seed match),
-then `worldtrace ingest`'s writer (sources.ingest.write_tables) with --shards shards a domain and
---workers reader processes, then the quality stage (quality/stage.py: features and labels per
-shard in --workers processes, dedup across all shards, scrubbing). Every stage runs in its own
-child process, sampled every 0.2 s (psutil) for the peak RSS of its largest process and of its
-whole process tree. Printed per stage: turns, wall and CPU seconds, turns/s, the two peaks, disk
-used; then per stage the cost per million turns (wall and CPU seconds) at every size and the
-ratio of the largest size's cost to the smallest's (about 1 is linear; the curve must not bend
-up). Before each stage, the CPU seconds of a fixed calibration workload
-(benchmarks/_measure.py; recorded as `calibration_s`) say how fast the machine was then. The
-data of a size is deleted after it is measured unless --keep-data (10M turns need tens of GB).
+then `worldtrace ingest`'s writer (sources.ingest.write_tables) with --shards shards a domain
+and --workers reader processes, then the quality stage (quality/stage.py: features and labels
+per shard in --workers processes, dedup across all shards, scrubbing). Every stage runs in its
+own child process, sampled every 0.2 s (psutil) for the peak RSS of its largest process and of
+its whole process tree. Printed per stage: turns, wall and CPU seconds (user and system, and the
+stage's own process), turns/s, the two peaks, the bytes read from storage (a corpus larger than
+the page cache is read from disk), disk used; then per stage the cost per million turns (wall
+and CPU seconds) at every size and the ratio of the largest size's cost to the smallest's (about
+1 is linear; the curve must not bend up). Before each stage, the CPU seconds of a fixed
+calibration workload (benchmarks/_measure.py; recorded as `calibration_s`) say how fast the
+machine was then. The data of a size is deleted after it is measured unless --keep-data (10M
+turns need tens of GB).
 Ends with one `result:` line. Not a test: a measurement on whatever machine runs it (it prints
 the load average; CPU seconds are the figure to compare on a shared machine).
 
@@ -84,17 +86,24 @@ def child(stage: str, work: Path, size: int, shards: int, workers: int, seed: in
 
 class TreeSampler:
     """A process and its descendants, sampled in one walk every SAMPLE_SECONDS: the peak RSS
-    (MB) of its largest member and of the whole tree, and the tree's CPU seconds (user +
-    system, with the children each member has reaped, so workers that end early count)."""
+    (MB) of its largest member and of the whole tree, the tree's CPU seconds (with the children
+    each member has reaped, so workers that end early count), split into user and system time,
+    the root's own share, and the bytes the tree read from storage (a corpus larger than the
+    page cache is read from disk: system time that a cached one does not cost)."""
 
     def __init__(self, pid: int) -> None:
         import psutil
 
         self.root = psutil.Process(pid)
-        self.largest = self.tree = self.cpu = 0.0
+        self.largest = self.tree = self.cpu = self.user = self.system = self.root_cpu = 0.0
+        self._read_bytes: dict[int, int] = {}  # pid -> its latest count (a reaped child's stays)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
+
+    @property
+    def read_mb(self) -> float:
+        return sum(self._read_bytes.values()) / 2**20
 
     def _run(self) -> None:
         import psutil
@@ -104,18 +113,23 @@ class TreeSampler:
                 members = [self.root, *self.root.children(recursive=True)]
             except psutil.NoSuchProcess:
                 return
-            sizes, cpu = [], 0.0
+            sizes, user, system = [], 0.0, 0.0
             for member in members:
                 try:
                     sizes.append(member.memory_info().rss / 2**20)
                     times = member.cpu_times()
+                    self._read_bytes[member.pid] = member.io_counters().read_bytes
                 except psutil.NoSuchProcess:
                     continue
-                cpu += times.user + times.system + times.children_user + times.children_system
+                user += times.user + times.children_user
+                system += times.system + times.children_system
+                if member is self.root:
+                    self.root_cpu = max(self.root_cpu, times.user + times.system)
             if sizes:
                 self.largest = max(self.largest, max(sizes))
                 self.tree = max(self.tree, sum(sizes))
-                self.cpu = max(self.cpu, cpu)
+                if user + system > self.cpu:
+                    self.cpu, self.user, self.system = user + system, user, system
 
     def stop(self) -> None:
         self._stop.set()
@@ -146,12 +160,17 @@ def run_stage(stage: str, work: Path, size: int, args: argparse.Namespace) -> di
     turns = json.loads(result.read_text())["turns"]
     folder = {"generate": "corpus", "ingest": "data", "quality": "quality"}[stage]
     figures = {"stage": stage, "size": size, "turns": turns, "wall_s": round(wall, 1),
-               "cpu_s": round(cpu, 1), "turns_per_s": round(turns / wall, 1),
+               "cpu_s": round(cpu, 1), "user_s": round(sampler.user, 1),
+               "system_s": round(sampler.system, 1), "root_cpu_s": round(sampler.root_cpu, 1),
+               "read_mb": round(sampler.read_mb), "turns_per_s": round(turns / wall, 1),
                "largest_process_mb": round(sampler.largest), "tree_mb": round(sampler.tree),
                "disk_mb": round(disk_mb(work / folder))}
     print(f"{size:>11,} {stage:<9} {turns:>11,} turns  {wall:8.1f} s wall  {cpu:8.1f} s CPU  "
           f"{figures['turns_per_s']:>9,.0f} turns/s  largest {figures['largest_process_mb']:>6}"
           f" MB  tree {figures['tree_mb']:>6} MB  disk {figures['disk_mb']:>7} MB", flush=True)
+    print(f"{size:>11,} {stage:<9} CPU: user {sampler.user:.1f} s, system {sampler.system:.1f} s,"
+          f" the stage's own process {sampler.root_cpu:.1f} s; read from storage "
+          f"{sampler.read_mb:,.0f} MB", flush=True)
     return figures
 
 
