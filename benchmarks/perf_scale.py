@@ -96,14 +96,14 @@ class TreeSampler:
 
         self.root = psutil.Process(pid)
         self.largest = self.tree = self.cpu = self.user = self.system = self.root_cpu = 0.0
-        self._read_bytes: dict[int, int] = {}  # pid -> its latest count (a reaped child's stays)
+        self.read_bytes = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
     @property
     def read_mb(self) -> float:
-        return sum(self._read_bytes.values()) / 2**20
+        return self.read_bytes / 2**20
 
     def _run(self) -> None:
         import psutil
@@ -113,12 +113,13 @@ class TreeSampler:
                 members = [self.root, *self.root.children(recursive=True)]
             except psutil.NoSuchProcess:
                 return
-            sizes, user, system = [], 0.0, 0.0
+            sizes, user, system, read = [], 0.0, 0.0, 0
             for member in members:
                 try:
                     sizes.append(member.memory_info().rss / 2**20)
                     times = member.cpu_times()
-                    self._read_bytes[member.pid] = member.io_counters().read_bytes
+                    # a reaped child's reads are added to its parent's, like its CPU times
+                    read += member.io_counters().read_bytes
                 except psutil.NoSuchProcess:
                     continue
                 user += times.user + times.children_user
@@ -128,6 +129,7 @@ class TreeSampler:
             if sizes:
                 self.largest = max(self.largest, max(sizes))
                 self.tree = max(self.tree, sum(sizes))
+                self.read_bytes = max(self.read_bytes, read)
                 if user + system > self.cpu:
                     self.cpu, self.user, self.system = user + system, user, system
 
