@@ -73,9 +73,10 @@ def timed(work: Callable[[], Result]) -> tuple[Result, Lap]:
 def calibration_seconds(rounds: int = 5) -> float:
     """CPU seconds of a fixed piece of pure-Python work like a reader's (JSON decoded, dicts
     read, lines formatted, JSON encoded): the best of `rounds`. This machine's speed drifts by
-    20-60 % from hour to hour, so a figure is compared across runs together with this one (the
-    expectation, not yet checked over many runs: a run whose calibration took 1.2x as long
-    takes about 1.2x the CPU)."""
+    20-60 % from hour to hour (3x between two days), so a figure is compared across runs
+    together with this one. Roughly, not exactly, proportional: session 19 -> 20, calibration
+    0.245 -> 0.085 s (2.9x) and a 1M ingest 117 -> 49 CPU s (2.4x); within session 20,
+    calibration 1.3x and ingest's CPU a million turns 1.4x."""
     elements = [{"index": i, "class_name": f"android.widget.View{i % 7}", "text": f"item {i}",
                  "is_clickable": i % 3 == 0, "bbox": {"x_min": i, "x_max": i + 40}}
                 for i in range(400)]
