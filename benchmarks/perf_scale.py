@@ -95,11 +95,15 @@ class TreeSampler:
         import psutil
 
         self.root = psutil.Process(pid)
-        self.largest = self.tree = self.cpu = self.user = self.system = self.root_cpu = 0.0
+        self.largest = self.tree = self.user = self.system = self.root_cpu = 0.0
         self.read_bytes = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
+
+    @property
+    def cpu(self) -> float:
+        return self.user + self.system
 
     @property
     def read_mb(self) -> float:
@@ -131,7 +135,7 @@ class TreeSampler:
                 self.tree = max(self.tree, sum(sizes))
                 self.read_bytes = max(self.read_bytes, read)
                 if user + system > self.cpu:
-                    self.cpu, self.user, self.system = user + system, user, system
+                    self.user, self.system = user, system
 
     def stop(self) -> None:
         self._stop.set()
